@@ -1,0 +1,16 @@
+// Each `cclab` subcommand lives in its own file and registers itself on the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cclab::cli {
+
+void add_topology_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_verify_command(CLI::App& app);
+void add_algorithms_command(CLI::App& app);
+
+// The built-in default: 32 DGX A100 nodes = 256 GPUs on one HDR InfiniBand switch.
+inline constexpr const char* kDefaultTopology = "dgx_a100:32";
+
+}  // namespace cclab::cli

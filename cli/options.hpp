@@ -1,0 +1,32 @@
+// Options several subcommands share: topology, collective, dtype, op, root, chunk, channels, cost parameters.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/cost.hpp"
+#include "engine/registry.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab::cli {
+
+struct CollectiveArgs {
+  std::string topology = "dgx_a100:32";
+  std::string collective = "allreduce";
+  std::string dtype = "f32";
+  std::string op = "sum";
+  int root = 0;
+  std::string chunk = "1MiB";
+  int channels = 0;
+  std::string inter = "ring";
+  std::string reduce_bw = "500GB/s";
+
+  void add_to(CLI::App& cmd);
+  // The spec for `size` bytes over the topology's GPUs; ConfigError for bad names or sizes.
+  CollectiveSpec spec(const topo::Topology& topology, const std::string& size) const;
+  PlanOptions plan_options() const;
+  CostParams cost_params() const;
+};
+
+}  // namespace cclab::cli

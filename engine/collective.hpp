@@ -1,0 +1,73 @@
+// What a collective computes: CollectiveSpec, element types, reductions, and how buffers are partitioned.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cclab {
+
+enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
+enum class DType { F32, F16, BF16 };
+enum class ReduceOp { Sum, Avg, Min, Max };
+
+std::string_view to_string(Collective c);
+std::string_view to_string(DType t);
+std::string_view to_string(ReduceOp op);
+std::optional<Collective> parse_collective(std::string_view text);
+std::optional<DType> parse_dtype(std::string_view text);
+std::optional<ReduceOp> parse_reduce_op(std::string_view text);
+inline constexpr std::string_view kCollectiveNames = "allreduce, reduce_scatter, allgather, broadcast, reduce";
+inline constexpr std::string_view kDTypeNames = "f32, f16, bf16";
+inline constexpr std::string_view kReduceOpNames = "sum, avg, min, max";
+
+std::size_t dtype_size_bytes(DType t);
+
+// Buffer sizes, in elements:
+//   allreduce, broadcast, reduce: input and output hold `count` elements on every rank.
+//   reduce_scatter: input holds `count`; rank r's output holds its block of the balanced partition of `count`.
+//   allgather: rank r's input holds its block; output holds all `count`.
+// The balanced partition gives the first count % P blocks one extra element, so any count works (NCCL requires
+// equal blocks; this generalises it, which hierarchical algorithms need for their sub-steps).
+struct CollectiveSpec {
+  Collective collective = Collective::AllReduce;
+  std::uint64_t count = 0;
+  DType dtype = DType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;  // broadcast and reduce
+  int world_size = 1;
+
+  std::uint64_t bytes() const { return count * dtype_size_bytes(dtype); }
+  bool operator==(const CollectiveSpec&) const = default;
+};
+
+struct ElemRange {
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  std::uint64_t end() const { return offset + count; }
+  bool operator==(const ElemRange&) const = default;
+};
+
+// Block `index` of the balanced partition of `count` elements into `parts` blocks.
+ElemRange partition(std::uint64_t count, int parts, int index);
+// Sub-range: block `index` of `parts` blocks of `range`.
+inline ElemRange partition(ElemRange range, int parts, int index) {
+  ElemRange r = partition(range.count, parts, index);
+  return {range.offset + r.offset, r.count};
+}
+
+std::uint64_t input_count(const CollectiveSpec& spec, int rank);
+std::uint64_t output_count(const CollectiveSpec& spec, int rank);
+// Where, in its output, rank r holds a defined result (empty for non-root ranks of reduce).
+ElemRange result_range(const CollectiveSpec& spec, int rank);
+// For in-place runs: where the input lives inside the output (allgather: the rank's block), or the output inside
+// the input (reduce_scatter: the rank's block); the same offset 0 otherwise.
+std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank);
+
+// nccl-tests bus bandwidth factor: busbw = algbw * factor.
+double busbw_factor(Collective c, int world_size);
+
+std::string describe(const CollectiveSpec& spec);
+
+}  // namespace cclab

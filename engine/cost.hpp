@@ -1,0 +1,32 @@
+// The α-β-γ cost of a schedule on a topology: the contention-free critical path through the schedule's ops.
+// - A transfer a -> b starts when both sides have started and the (a, b, channel) connection has put out its
+//   previous message; it takes α + n/B, where α is the route's latency plus a per-message overhead and B is the
+//   route's bottleneck bandwidth shared by the connections whose routes use each link (a static share: it stands
+//   in for contention the SimGrid backend models properly).
+// - A RecvReduce adds n/γ (reduction throughput); a Copy or LocalReduce takes n/γ.
+// - Op start times follow the IR: after deps complete and after the channel predecessor starts.
+// With one channel and one chunk on a uniform single-switch topology, ring allreduce costs exactly
+// 2(P-1)·(α + S/(P·B)) (+ the γ term); tests pin that down.
+#pragma once
+
+#include "engine/run_result.hpp"
+#include "engine/schedule.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+struct CostParams {
+  // Reduction throughput per GPU in bytes of result per second. Default: about a third of A100 HBM2e bandwidth
+  // (1.6 TB/s), since a reduction reads two operands and writes one. 0 makes reductions free.
+  double reduce_Bps = 5e11;
+  double copy_Bps = 8e11;      // device-local copy (read + write of HBM)
+  double per_message_s = 0.0;  // software overhead added to every message's latency
+};
+
+RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology, const CostParams& params = {});
+
+// Communication steps: the longest chain of transfers that depend on each other (each transfer counts 1,
+// local ops 0). Ring allreduce with one chunk: 2(P-1).
+int count_steps(const Schedule& schedule);
+
+}  // namespace cclab

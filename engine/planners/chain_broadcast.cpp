@@ -1,0 +1,29 @@
+#include "engine/planners/chain_broadcast.hpp"
+
+#include "engine/planners/patterns.hpp"
+
+namespace cclab::planners {
+
+Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains, std::uint64_t chunk_size) {
+  Schedule s = empty_schedule(spec, "chain");
+  const int channels = static_cast<int>(chains.size());
+  const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  for (int c = 0; c < channels; ++c) {
+    const auto& chain = chains[c];
+    const ElemRange slice = partition(spec.count, channels, c);
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      ProgramBuilder b(s.ranks[chain[i]]);
+      const int prev = i > 0 ? chain[i - 1] : -1;
+      const int next = i + 1 < chain.size() ? chain[i + 1] : -1;
+      for (int k = 0; k < rounds; ++k) {
+        const ElemRange e = partition(slice, rounds, k);
+        const Chunk output{Buffer::Output, e.offset, e.count};
+        const OpId have = prev < 0 ? b.copy(Chunk{Buffer::Input, e.offset, e.count}, output) : b.recv(prev, c, output);
+        if (next >= 0) b.send(next, c, output, {have});
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace cclab::planners

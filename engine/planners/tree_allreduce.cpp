@@ -1,0 +1,64 @@
+#include "engine/planners/tree_allreduce.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace cclab::planners {
+
+Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree) {
+  const int nodes = static_cast<int>(groups.size());
+  const Tree node_tree = which_tree == 0 ? binary_tree(nodes) : complementary_binary_tree(nodes);
+  int world = 0;
+  for (const auto& g : groups) world += static_cast<int>(g.size());
+  std::vector<int> parent(world, -1);
+  auto chain = [&](int node) {
+    std::vector<int> c = groups[node];
+    if (which_tree == 1) std::reverse(c.begin(), c.end());
+    return c;
+  };
+  for (int n = 0; n < nodes; ++n) {
+    const auto c = chain(n);
+    for (std::size_t j = 1; j < c.size(); ++j) parent[c[j]] = c[j - 1];
+    if (node_tree.parent[n] >= 0) parent[c[0]] = chain(node_tree.parent[n])[0];
+  }
+  return tree_from_parents(std::move(parent));
+}
+
+Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups, int channels,
+                        std::uint64_t chunk_size) {
+  CCLAB_ENFORCE(channels >= 1, "tree allreduce needs at least one channel");
+  Schedule s = empty_schedule(spec, "tree");
+  const Tree trees[2] = {double_binary_tree(groups, 0), double_binary_tree(groups, 1)};
+  const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  for (int r = 0; r < spec.world_size; ++r) {
+    ProgramBuilder b(s.ranks[r]);
+    for (int c = 0; c < channels; ++c) {
+      const Tree& tree = trees[c % 2];
+      const int up = 2 * c, down = 2 * c + 1;
+      const int parent = tree.parent[r];
+      const ElemRange slice = partition(spec.count, channels, c);
+      for (int k = 0; k < rounds; ++k) {
+        const ElemRange e = partition(slice, rounds, k);
+        const Chunk input{Buffer::Input, e.offset, e.count}, output{Buffer::Output, e.offset, e.count};
+        // Up: sum the children's partial results into the output, then pass the sum to the parent.
+        OpId reduced = kNoOp, sent_up = kNoOp;
+        Chunk acc = input;
+        for (int child : tree.children[r]) {
+          reduced = b.recv_reduce(child, up, acc, output, {reduced});
+          acc = output;
+        }
+        if (parent >= 0) sent_up = b.send(parent, up, acc, {reduced});
+        // Down: the root's sum (or the parent's) goes to the output and on to the children.
+        OpId have = reduced;
+        if (parent >= 0) have = b.recv(parent, down, output, {sent_up});
+        else if (tree.children[r].empty()) have = b.copy(input, output);
+        for (int child : tree.children[r]) b.send(child, down, output, {have});
+      }
+    }
+  }
+  s.params["channels"] = std::to_string(channels);
+  return s;
+}
+
+}  // namespace cclab::planners

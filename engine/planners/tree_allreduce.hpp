@@ -1,0 +1,28 @@
+// Double binary tree allreduce, as NCCL builds it (Sanders, Speck & Träff 2009; NCCL 2.4 trees.cc):
+// two complementary in-order binary trees over the nodes, so that every node is interior in at most one of them;
+// inside a node the GPUs form a chain whose head joins the node tree (tree 1 uses the reversed chain, so a
+// different GPU and NIC carry its inter-node traffic). Channel c runs tree c mod 2 on its slice of the buffer, so
+// with two channels each tree carries half the data. Every chunk is reduced up the tree (children's data summed
+// into the output, then sent to the parent) and broadcast back down; up and down use separate IR channels
+// (2c and 2c+1) so that chunk k+1 goes up while chunk k comes down.
+//   Steps:          2·D per chunk, D the depth of the rank tree: D = (g-1) + depth of the node tree, with
+//                   depth ≤ ⌈log2 N⌉ for N nodes of g GPUs; pipelined over K chunks: 2·D + K - 1.
+//   Bytes per rank: up to S/C·(1 + children) per channel; ≈ S per rank in total with two trees (each rank sends
+//                   its half up once and down to at most two children in the tree where it is interior).
+//   α-β cost:       ≈ 2·D·α + 2·(S/2)·β·(pipelined), the bandwidth term NCCL models as algbw = busbw/2.
+#pragma once
+
+#include <vector>
+
+#include "engine/planners/patterns.hpp"
+#include "engine/schedule.hpp"
+
+namespace cclab::planners {
+
+// The rank tree that channel c uses, from the node groups (ranks of each node in local order).
+Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree);
+
+Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups, int channels,
+                        std::uint64_t chunk_elems);
+
+}  // namespace cclab::planners

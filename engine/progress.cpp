@@ -1,0 +1,238 @@
+#include "engine/progress.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace cclab {
+namespace {
+
+std::uint64_t buffer_size(const Schedule& s, int rank, Buffer b) {
+  switch (b) {
+    case Buffer::Input: return input_count(s.spec, rank);
+    case Buffer::Output: return output_count(s.spec, rank);
+    case Buffer::Scratch: return s.ranks[rank].scratch_count;
+  }
+  return 0;
+}
+
+std::optional<std::string> check_chunk(const Schedule& s, int rank, OpId id, const Chunk& c, const char* role) {
+  const std::uint64_t size = buffer_size(s, rank, c.buffer);
+  if (c.offset > size || c.count > size - c.offset) {
+    return fmt::format("{}: {} chunk {}[{}, {}) is outside the buffer of {} elements", format_op(s, rank, id), role,
+                       to_string(c.buffer), c.offset, c.offset + c.count, size);
+  }
+  return std::nullopt;
+}
+
+// Key of a (peer, channel) connection in one rank's view.
+std::uint64_t connection_key(std::int32_t peer, std::uint16_t channel) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | channel;
+}
+
+}  // namespace
+
+std::optional<std::string> check_structure(const Schedule& s, Matching& matching) {
+  const int world = s.spec.world_size;
+  if (world < 1) return fmt::format("world size must be >= 1 (got {})", world);
+  if (static_cast<int>(s.ranks.size()) != world) {
+    return fmt::format("schedule has {} rank programs for world size {}", s.ranks.size(), world);
+  }
+  if ((s.spec.collective == Collective::Broadcast || s.spec.collective == Collective::Reduce) &&
+      (s.spec.root < 0 || s.spec.root >= world)) {
+    return fmt::format("root {} is not a rank of a world of {}", s.spec.root, world);
+  }
+  matching.partner.assign(world, {});
+  // recvs[b][(a, c)]: ids of b's receives from a on channel c, in program order.
+  std::vector<std::unordered_map<std::uint64_t, std::vector<OpId>>> recvs(world);
+  for (int r = 0; r < world; ++r) {
+    const Program& p = s.ranks[r];
+    matching.partner[r].assign(p.ops.size(), OpRef{});
+    for (OpId i = 0; i < p.ops.size(); ++i) {
+      const Op& op = p.ops[i];
+      if (static_cast<std::uint8_t>(op.kind) > static_cast<std::uint8_t>(OpKind::LocalReduce)) {
+        return fmt::format("rank {} op {}: unknown op kind", r, i);
+      }
+      if (is_comm(op.kind) && (op.peer < 0 || op.peer >= world || op.peer == r)) {
+        return fmt::format("{}: peer {} is not another rank of a world of {}", format_op(s, r, i), op.peer, world);
+      }
+      if (op.deps_begin > p.deps.size() || op.deps_count > p.deps.size() - op.deps_begin) {
+        return fmt::format("rank {} op {}: deps outside the dependency list", r, i);
+      }
+      for (OpId d : p.deps_of(op)) {
+        if (d >= p.ops.size() || d == i) return fmt::format("{}: dep {} is not another op of rank {}", format_op(s, r, i), d, r);
+      }
+      if (reads_src(op.kind))
+        if (auto e = check_chunk(s, r, i, op.src, "source")) return e;
+      if (writes_dst(op.kind))
+        if (auto e = check_chunk(s, r, i, op.dst, "destination")) return e;
+      if (op.kind != OpKind::Send && op.kind != OpKind::Recv && op.src.count != op.dst.count) {
+        return fmt::format("{}: source and destination counts differ", format_op(s, r, i));
+      }
+      if (is_recv(op.kind)) recvs[r][connection_key(op.peer, op.channel)].push_back(i);
+    }
+    // Deps must be acyclic: Kahn's algorithm over this rank's dependency edges.
+    std::vector<std::uint32_t> indegree(p.ops.size(), 0);
+    std::vector<std::vector<OpId>> dependents(p.ops.size());
+    for (OpId i = 0; i < p.ops.size(); ++i)
+      for (OpId d : p.deps_of(p.ops[i])) ++indegree[i], dependents[d].push_back(i);
+    std::vector<OpId> ready;
+    for (OpId i = 0; i < p.ops.size(); ++i)
+      if (indegree[i] == 0) ready.push_back(i);
+    std::size_t visited = 0;
+    while (!ready.empty()) {
+      OpId i = ready.back();
+      ready.pop_back();
+      ++visited;
+      for (OpId j : dependents[i])
+        if (--indegree[j] == 0) ready.push_back(j);
+    }
+    if (visited != p.ops.size()) {
+      auto it = std::find_if(indegree.begin(), indegree.end(), [](std::uint32_t d) { return d > 0; });
+      return fmt::format("{}: its deps form a cycle", format_op(s, r, static_cast<OpId>(it - indegree.begin())));
+    }
+  }
+  // Pair the k-th send a->b on channel c with the k-th receive at b from a on channel c.
+  for (int a = 0; a < world; ++a) {
+    std::unordered_map<std::uint64_t, std::size_t> sent;
+    const Program& p = s.ranks[a];
+    for (OpId i = 0; i < p.ops.size(); ++i) {
+      const Op& op = p.ops[i];
+      if (op.kind != OpKind::Send) continue;
+      const std::size_t k = sent[connection_key(op.peer, op.channel)]++;
+      auto& list = recvs[op.peer][connection_key(a, op.channel)];
+      if (k >= list.size()) {
+        return fmt::format("{}: no matching receive at rank {} (it posts {} receives from rank {} on channel {})",
+                           format_op(s, a, i), op.peer, list.size(), a, op.channel);
+      }
+      const OpId j = list[k];
+      const Op& rop = s.ranks[op.peer].ops[j];
+      if (rop.dst.count != op.src.count) {
+        return fmt::format("{}: sends {} elements but its matching receive ({}) expects {}", format_op(s, a, i),
+                           op.src.count, format_op(s, op.peer, j), rop.dst.count);
+      }
+      matching.partner[a][i] = OpRef{op.peer, j};
+      matching.partner[op.peer][j] = OpRef{a, i};
+    }
+  }
+  for (int b = 0; b < world; ++b)
+    for (OpId j = 0; j < s.ranks[b].ops.size(); ++j)
+      if (is_recv(s.ranks[b].ops[j].kind) && matching.partner[b][j].rank < 0) {
+        const Op& op = s.ranks[b].ops[j];
+        return fmt::format("{}: no matching send from rank {} on channel {}", format_op(s, b, j), op.peer, op.channel);
+      }
+  return std::nullopt;
+}
+
+std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matching, ProgressHooks& hooks) {
+  const int world = s.spec.world_size;
+  const int channels = std::max(1, s.num_channels());
+  enum : std::uint8_t { kIdle, kStarted, kDone };
+
+  struct RankState {
+    std::vector<std::vector<OpId>> channel_ops;  // per channel, op ids in program order
+    std::vector<std::size_t> next;               // per channel, index of the next op to start
+    std::vector<std::uint32_t> waiting;          // per op, deps not yet done
+    std::vector<OpId> dependents;                // CSR of reverse deps
+    std::vector<std::uint32_t> dependents_begin;
+    std::vector<std::uint8_t> state;
+    std::size_t done = 0;
+  };
+  std::vector<RankState> ranks(world);
+  for (int r = 0; r < world; ++r) {
+    const Program& p = s.ranks[r];
+    RankState& st = ranks[r];
+    st.channel_ops.assign(channels, {});
+    st.next.assign(channels, 0);
+    st.waiting.assign(p.ops.size(), 0);
+    st.state.assign(p.ops.size(), kIdle);
+    st.dependents_begin.assign(p.ops.size() + 1, 0);
+    for (OpId i = 0; i < p.ops.size(); ++i) {
+      st.channel_ops[p.ops[i].channel].push_back(i);
+      st.waiting[i] = p.ops[i].deps_count;
+      for (OpId d : p.deps_of(p.ops[i])) ++st.dependents_begin[d + 1];
+    }
+    for (std::size_t i = 1; i < st.dependents_begin.size(); ++i) st.dependents_begin[i] += st.dependents_begin[i - 1];
+    st.dependents.resize(st.dependents_begin.back());
+    std::vector<std::uint32_t> fill(st.dependents_begin.begin(), st.dependents_begin.end() - 1);
+    for (OpId i = 0; i < p.ops.size(); ++i)
+      for (OpId d : p.deps_of(p.ops[i])) st.dependents[fill[d]++] = i;
+  }
+
+  // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
+  // completions keeps ops pending as long as the semantics allow, which is what exposes races to the verifier.
+  std::vector<int> worklist;
+  std::vector<std::uint8_t> queued(world, 1);
+  for (int r = world - 1; r >= 0; --r) worklist.push_back(r);
+  std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
+  auto complete = [&](int r, OpId i) {
+    RankState& st = ranks[r];
+    st.state[i] = kDone;
+    ++st.done;
+    for (std::uint32_t k = st.dependents_begin[i]; k < st.dependents_begin[i + 1]; ++k) --st.waiting[st.dependents[k]];
+  };
+  auto enqueue = [&](int r) {
+    if (!queued[r]) queued[r] = 1, worklist.push_back(r);
+  };
+
+  while (!hooks.stop()) {
+    while (!worklist.empty() && !hooks.stop()) {
+      const int r = worklist.back();
+      worklist.pop_back();
+      queued[r] = 0;
+      RankState& st = ranks[r];
+      const Program& p = s.ranks[r];
+      bool progressed = true;
+      while (progressed && !hooks.stop()) {
+        progressed = false;
+        for (int c = 0; c < channels; ++c) {
+          auto& list = st.channel_ops[c];
+          while (st.next[c] < list.size() && st.waiting[list[st.next[c]]] == 0) {
+            const OpId i = list[st.next[c]++];
+            progressed = true;
+            st.state[i] = kStarted;
+            hooks.on_start(r, i);
+            const Op& op = p.ops[i];
+            if (!is_comm(op.kind)) {
+              hooks.on_local(r, i);
+              complete(r, i);
+              continue;
+            }
+            const OpRef self{r, i}, other = matching.partner[r][i];
+            if (ranks[other.rank].state[other.op] != kStarted) continue;  // the peer will queue the pair
+            ready.push_back(op.kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
+          }
+        }
+      }
+    }
+    if (ready.empty() || hooks.stop()) break;
+    const auto [send, recv] = ready.front();
+    ready.pop_front();
+    hooks.on_transfer(send.rank, send.op, recv.rank, recv.op);
+    complete(send.rank, send.op);
+    complete(recv.rank, recv.op);
+    enqueue(send.rank);
+    enqueue(recv.rank);
+  }
+  if (hooks.stop()) return std::nullopt;
+  for (int r = 0; r < world; ++r) {
+    const RankState& st = ranks[r];
+    if (st.done == s.ranks[r].ops.size()) continue;
+    for (int c = 0; c < channels; ++c) {
+      const auto& list = st.channel_ops[c];
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const OpId i = list[k];
+        if (st.state[i] == kDone) continue;
+        const char* why = st.state[i] == kStarted ? "waits for its peer, which never reaches the matching op"
+                                                   : "never starts: a dependency or the peer it waits on is blocked";
+        return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, i), why, st.done,
+                           s.ranks[r].ops.size(), r);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace cclab

@@ -1,0 +1,64 @@
+// Built-in cluster shapes, as functions of their parameters. On the command line a topology is either a preset
+// spec `NAME:NODES[,key=value...]` (e.g. `dgx_a100:32`, `pcie_server:4,gpus=4,nic=25Gbps,fabric=leaf_spine,oversub=2`)
+// or a path to a YAML file (topology/yaml_io.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topology/topology.hpp"
+
+namespace cclab::topo {
+
+enum class Fabric { SingleSwitch, LeafSpine, Rail };
+
+// How nodes are joined. Defaults are a non-blocking fabric.
+struct FabricParams {
+  Fabric fabric = Fabric::SingleSwitch;
+  double oversubscription = 1.0;  // leaf down-link bandwidth / up-link bandwidth (leaf_spine and rail spine)
+  int nodes_per_leaf = 4;         // leaf_spine: servers under one leaf switch
+  int spines = 2;                 // leaf_spine: spine switches
+  LinkKind link_kind = LinkKind::InfiniBand;
+  double link_latency_s = 0.6e-6;  // NIC port to switch port, including cable and half a switch traversal
+};
+
+inline FabricParams ethernet_fabric() {
+  FabricParams f;
+  f.link_kind = LinkKind::Ethernet;
+  return f;
+}
+
+struct DgxParams {
+  int nodes = 1;
+  double nvlink_Bps = 0;  // per GPU per direction; 0 = the model's value
+  double nic_Bps = 0;     // per NIC per direction; 0 = the model's value
+  FabricParams fabric;
+};
+
+struct PcieServerParams {
+  int nodes = 1;
+  int gpus = 4;
+  double nic_Bps = 25e9 / 8;  // one 25 Gb/s NIC per server
+  double pcie_Bps = 15.75e9;  // PCIe Gen3 x16 per direction: 8 GT/s x 16 lanes x 128/130
+  FabricParams fabric = ethernet_fabric();
+};
+
+Topology dgx_a100(const DgxParams& params);
+Topology dgx_h100(const DgxParams& params);
+Topology pcie_server(const PcieServerParams& params);
+
+struct PresetInfo {
+  std::string name;
+  std::string description;
+  std::string keys;  // accepted key=value keys
+};
+const std::vector<PresetInfo>& presets();
+
+// Builds a preset from `NAME:NODES[,key=value...]`. Throws ConfigError naming the bad part and the valid choices.
+Topology make_preset(std::string_view spec);
+
+// A preset spec or a YAML file path (anything containing '/' or ending in .yaml/.yml, or an existing file).
+Topology load_topology(std::string_view spec_or_path);
+
+}  // namespace cclab::topo

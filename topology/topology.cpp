@@ -1,0 +1,225 @@
+#include "topology/topology.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/property_map/function_property_map.hpp>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+
+namespace cclab::topo {
+namespace {
+
+constexpr std::array<std::pair<VertexKind, std::string_view>, 6> kVertexKinds{{{VertexKind::Gpu, "gpu"},
+                                                                               {VertexKind::Cpu, "cpu"},
+                                                                               {VertexKind::NvSwitch, "nvswitch"},
+                                                                               {VertexKind::PcieSwitch, "pcie_switch"},
+                                                                               {VertexKind::Nic, "nic"},
+                                                                               {VertexKind::Switch, "switch"}}};
+constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{{{LinkKind::NvLink, "nvlink"},
+                                                                           {LinkKind::NvSwitch, "nvswitch"},
+                                                                           {LinkKind::Pcie, "pcie"},
+                                                                           {LinkKind::InfiniBand, "infiniband"},
+                                                                           {LinkKind::Ethernet, "ethernet"}}};
+
+// Route cost of one hop in integer picoseconds, so that equal-cost paths tie exactly (ECMP needs exact ties).
+constexpr double kRouteProbeBytes = 1 << 20;
+std::int64_t hop_cost_ps(const Link& link) {
+  return std::llround((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12);
+}
+
+// FNV-1a: stable across runs and platforms, unlike std::hash.
+std::uint64_t stable_hash(std::string_view a, std::string_view b) {
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  mix(a);
+  mix(b);
+  return h;
+}
+
+}  // namespace
+
+std::string_view to_string(VertexKind kind) {
+  for (auto [k, name] : kVertexKinds)
+    if (k == kind) return name;
+  return "?";
+}
+std::string_view to_string(LinkKind kind) {
+  for (auto [k, name] : kLinkKinds)
+    if (k == kind) return name;
+  return "?";
+}
+std::optional<VertexKind> parse_vertex_kind(std::string_view text) {
+  for (auto [k, name] : kVertexKinds)
+    if (name == text) return k;
+  return std::nullopt;
+}
+std::optional<LinkKind> parse_link_kind(std::string_view text) {
+  if (text == "roce") return LinkKind::Ethernet;
+  for (auto [k, name] : kLinkKinds)
+    if (name == text) return k;
+  return std::nullopt;
+}
+
+VertexId Topology::add_vertex(Vertex vertex) {
+  if (find(vertex.name)) throw ConfigError(fmt::format("duplicate vertex name '{}'", vertex.name));
+  if (vertex.kind == VertexKind::Gpu && (vertex.node < 0 || vertex.local_rank < 0)) {
+    throw ConfigError(fmt::format("GPU '{}' needs a node >= 0 and a local_rank >= 0", vertex.name));
+  }
+  VertexId v = boost::add_vertex(vertex, graph_);
+  by_name_.emplace(vertex.name, v);
+  num_nodes_ = std::max(num_nodes_, vertex.node + 1);
+  if (vertex.kind == VertexKind::Gpu) {
+    auto key = [this](VertexId g) { return std::pair(graph_[g].node, graph_[g].local_rank); };
+    auto pos = std::lower_bound(gpus_.begin(), gpus_.end(), v,
+                                [&](VertexId x, VertexId y) { return key(x) < key(y); });
+    if (pos != gpus_.end() && key(*pos) == key(v)) {
+      throw ConfigError(fmt::format("GPUs '{}' and '{}' have the same node {} and local_rank {}", graph_[*pos].name,
+                                    vertex.name, vertex.node, vertex.local_rank));
+    }
+    gpus_.insert(pos, v);
+  }
+  return v;
+}
+
+std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps, double latency_s) {
+  if (a >= num_vertices() || b >= num_vertices() || a == b) {
+    throw ConfigError(fmt::format("a link must join two distinct vertices (got {} and {})", a, b));
+  }
+  if (!(bandwidth_Bps > 0) || !std::isfinite(bandwidth_Bps)) {
+    throw ConfigError(fmt::format("link {} - {}: bandwidth must be positive", graph_[a].name, graph_[b].name));
+  }
+  if (!(latency_s >= 0) || !std::isfinite(latency_s)) {
+    throw ConfigError(fmt::format("link {} - {}: latency must be >= 0", graph_[a].name, graph_[b].name));
+  }
+  std::size_t id = links_.size();
+  links_.push_back(Link{a, b, kind, bandwidth_Bps, latency_s});
+  boost::add_edge(a, b, EdgeProps{id, true}, graph_);
+  boost::add_edge(b, a, EdgeProps{id, false}, graph_);
+  return id;
+}
+
+std::optional<VertexId> Topology::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<VertexId> Topology::gpus_of_node(int node) const {
+  std::vector<VertexId> out;
+  for (VertexId g : gpus_)
+    if (graph_[g].node == node) out.push_back(g);
+  return out;
+}
+
+std::vector<int> Topology::ranks_of_node(int node) const {
+  std::vector<int> out;
+  for (std::size_t r = 0; r < gpus_.size(); ++r)
+    if (graph_[gpus_[r]].node == node) out.push_back(static_cast<int>(r));
+  return out;
+}
+
+int Topology::max_gpus_per_node() const {
+  std::unordered_map<int, int> count;
+  int best = 0;
+  for (VertexId g : gpus_) best = std::max(best, ++count[graph_[g].node]);
+  return best;
+}
+
+bool Topology::uniform() const {
+  std::unordered_map<int, int> count;
+  for (VertexId g : gpus_) ++count[graph_[g].node];
+  int first = count.empty() ? 0 : count.begin()->second;
+  return std::all_of(count.begin(), count.end(), [&](auto& kv) { return kv.second == first; });
+}
+
+std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
+  std::optional<VertexId> best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (VertexId v = 0; v < num_vertices(); ++v) {
+    if (graph_[v].kind != VertexKind::Nic || graph_[v].node != graph_[gpu].node) continue;
+    Route r = route(gpu, v);
+    double cost = 0;
+    for (const Hop& h : r.hops) cost += static_cast<double>(hop_cost_ps(links_[h.link]));
+    if (cost < best_cost) best_cost = cost, best = v;  // ties: lowest vertex id, i.e. first NIC declared
+  }
+  return best;
+}
+
+Route Topology::route(VertexId from, VertexId to) const {
+  Route result;
+  result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
+  if (from == to) return result;
+
+  // GPUs are endpoints only: a GPU-to-NIC path must not detour through a peer GPU's NVLink.
+  auto keep = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
+  boost::filtered_graph<Graph, boost::keep_all, std::function<bool(VertexId)>> view(graph_, boost::keep_all{}, keep);
+  auto weight = boost::make_function_property_map<Graph::edge_descriptor, std::int64_t>(
+      [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
+
+  // Distances to `to` (links are symmetric, so a search from `to` gives them), then walk from `from`.
+  std::vector<std::int64_t> dist(num_vertices());
+  boost::dijkstra_shortest_paths(
+      view, to,
+      boost::weight_map(weight)
+          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, graph_)))
+          .distance_inf(std::numeric_limits<std::int64_t>::max()));
+  if (dist[from] == std::numeric_limits<std::int64_t>::max()) {
+    throw ConfigError(fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
+  }
+  const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
+  VertexId at = from;
+  while (at != to) {
+    std::vector<Graph::edge_descriptor> next;
+    for (auto [e, end] = boost::out_edges(at, view); e != end; ++e) {
+      VertexId v = boost::target(*e, view);
+      if (dist[v] != std::numeric_limits<std::int64_t>::max() && dist[v] + weight[*e] == dist[at]) next.push_back(*e);
+    }
+    CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
+    const auto& chosen = next[flow_hash % next.size()];
+    const EdgeProps& props = graph_[chosen];
+    const Link& link = links_[props.link];
+    result.hops.push_back(Hop{props.link, props.forward});
+    result.latency_s += link.latency_s;
+    result.bottleneck_bandwidth_Bps = std::min(result.bottleneck_bandwidth_Bps, link.bandwidth_Bps);
+    at = boost::target(chosen, view);
+  }
+  return result;
+}
+
+void Topology::write_dot(std::ostream& out) const {
+  // One edge per link: keep the forward direction of each.
+  auto forward_only = [this](const Graph::edge_descriptor& e) { return graph_[e].forward; };
+  boost::filtered_graph<Graph, std::function<bool(Graph::edge_descriptor)>> view(graph_, forward_only);
+  auto vertex_writer = [this](std::ostream& os, VertexId v) {
+    const Vertex& vx = graph_[v];
+    const char* shape = vx.kind == VertexKind::Gpu ? "box" : vx.kind == VertexKind::Nic ? "ellipse" : "diamond";
+    os << fmt::format("[label=\"{}\\n{}\" shape={}]", vx.name, to_string(vx.kind), shape);
+  };
+  auto edge_writer = [this](std::ostream& os, const Graph::edge_descriptor& e) {
+    const Link& l = links_[graph_[e].link];
+    os << fmt::format("[dir=none label=\"{} {}\"]", to_string(l.kind), format_bandwidth(l.bandwidth_Bps));
+  };
+  boost::write_graphviz(out, view, vertex_writer, edge_writer);
+}
+
+bool Topology::operator==(const Topology& other) const {
+  if (name_ != other.name_ || links_ != other.links_ || num_vertices() != other.num_vertices()) return false;
+  for (VertexId v = 0; v < num_vertices(); ++v)
+    if (!(graph_[v] == other.graph_[v])) return false;
+  return true;
+}
+
+}  // namespace cclab::topo

@@ -1,0 +1,125 @@
+// The cluster as a Boost.Graph: GPUs, host CPUs, NVSwitches, PCIe switches, NICs and network switches joined by
+// full-duplex links. Each link has a kind, a bandwidth per direction (bytes/s) and a latency (s). World ranks are
+// the GPUs in (node, local_rank) order, which is what planners and backends use to map ranks onto hardware.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+namespace cclab::topo {
+
+enum class VertexKind { Gpu, Cpu, NvSwitch, PcieSwitch, Nic, Switch };
+enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet };
+
+std::string_view to_string(VertexKind kind);
+std::string_view to_string(LinkKind kind);
+// Parse a kind name; nullopt when unknown (callers name the valid choices in their error).
+std::optional<VertexKind> parse_vertex_kind(std::string_view text);
+std::optional<LinkKind> parse_link_kind(std::string_view text);  // "roce" is an alias of ethernet
+inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
+inline constexpr std::string_view kLinkKindNames = "nvlink, nvswitch, pcie, infiniband, ethernet (or roce)";
+
+struct Vertex {
+  std::string name;
+  VertexKind kind = VertexKind::Gpu;
+  int node = -1;        // server index; -1 for fabric switches
+  int local_rank = -1;  // GPU index inside its node; -1 for everything else
+
+  bool operator==(const Vertex&) const = default;
+};
+
+struct Link {
+  std::size_t a = 0, b = 0;  // endpoint vertices
+  LinkKind kind = LinkKind::Pcie;
+  double bandwidth_Bps = 0;  // per direction
+  double latency_s = 0;
+
+  bool operator==(const Link&) const = default;
+};
+
+// One direction of a link: id = 2 * link + (forward ? 0 : 1), forward meaning a -> b.
+struct Hop {
+  std::size_t link = 0;
+  bool forward = true;
+  std::size_t directed_id() const { return 2 * link + (forward ? 0 : 1); }
+  bool operator==(const Hop&) const = default;
+};
+
+struct Route {
+  std::vector<Hop> hops;
+  double latency_s = 0;                // sum over hops
+  double bottleneck_bandwidth_Bps = 0;  // min over hops; +inf for an empty route (same vertex)
+};
+
+struct EdgeProps {
+  std::size_t link = 0;
+  bool forward = true;
+};
+
+// Directed graph holding both directions of every link, so out_edges(v) are v's neighbours.
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Vertex, EdgeProps>;
+using VertexId = std::size_t;
+
+class Topology {
+ public:
+  Topology() = default;
+  explicit Topology(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Building. Names must be unique; links must join two distinct existing vertices with positive bandwidth.
+  VertexId add_vertex(Vertex vertex);
+  std::size_t add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps, double latency_s);
+
+  std::size_t num_vertices() const { return boost::num_vertices(graph_); }
+  std::size_t num_links() const { return links_.size(); }
+  const Vertex& vertex(VertexId v) const { return graph_[v]; }
+  const Link& link(std::size_t id) const { return links_.at(id); }
+  const std::vector<Link>& links() const { return links_; }
+  const Graph& graph() const { return graph_; }
+  std::optional<VertexId> find(std::string_view name) const;
+
+  // Queries planners use.
+  const std::vector<VertexId>& gpus() const { return gpus_; }  // world rank -> GPU vertex
+  int num_nodes() const { return num_nodes_; }
+  std::vector<VertexId> gpus_of_node(int node) const;
+  std::vector<int> ranks_of_node(int node) const;     // world ranks, by local rank
+  int node_of_rank(int rank) const { return graph_[gpus_.at(rank)].node; }
+  int local_rank_of(int rank) const { return graph_[gpus_.at(rank)].local_rank; }
+  // Largest number of GPUs in one node; uniform() says whether every node has that many.
+  int max_gpus_per_node() const;
+  bool uniform() const;
+  // The NIC with the cheapest route from `gpu` inside its node; nullopt when the node has none.
+  std::optional<VertexId> nearest_nic(VertexId gpu) const;
+
+  // Deterministic route between two vertices: least cost, where a hop costs its latency plus the time a 1 MiB
+  // message spends on it, so NVLink beats PCIe and fewer switch hops win. GPUs are never transit vertices.
+  // ECMP: among equal-cost next hops the choice is (hash of source and destination names) mod their number, a
+  // per-flow hash as switches do, so different pairs spread over spines while one pair always takes one path.
+  // Throws ConfigError when the two vertices are not connected.
+  Route route(VertexId from, VertexId to) const;
+  Route route_between_ranks(int from, int to) const { return route(gpus_.at(from), gpus_.at(to)); }
+
+  // Graphviz DOT (one undirected edge per link, labelled with kind and bandwidth).
+  void write_dot(std::ostream& out) const;
+
+  bool operator==(const Topology& other) const;
+
+ private:
+  std::string name_;
+  Graph graph_;
+  std::vector<Link> links_;
+  std::unordered_map<std::string, VertexId> by_name_;
+  std::vector<VertexId> gpus_;
+  int num_nodes_ = 0;
+};
+
+}  // namespace cclab::topo

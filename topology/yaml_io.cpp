@@ -1,0 +1,169 @@
+#include "topology/yaml_io.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+
+namespace cclab::topo {
+namespace {
+
+// Context for error messages: "file:line: field: message".
+struct Where {
+  const std::string& source;
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& message) const {
+    const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
+    throw ConfigError(fmt::format("{}:{}: {}: {}", source, line, field, message));
+  }
+};
+
+std::string scalar(const Where& w, const YAML::Node& parent, const char* key, const std::string& field) {
+  const YAML::Node node = parent[key];
+  if (!node) w.fail(parent, field, fmt::format("missing required field '{}'", key));
+  if (!node.IsScalar()) w.fail(node, field, "expected a scalar value");
+  return node.Scalar();
+}
+
+int integer(const Where& w, const YAML::Node& parent, const char* key, const std::string& field, int min_value) {
+  const std::string text = scalar(w, parent, key, field);
+  int value = 0;
+  try {
+    std::size_t used = 0;
+    value = std::stoi(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    w.fail(parent[key], field, fmt::format("'{}' is not an integer", text));
+  }
+  if (value < min_value) w.fail(parent[key], field, fmt::format("must be >= {} (got {})", min_value, value));
+  return value;
+}
+
+template <typename Parse>
+auto with_units(const Where& w, const YAML::Node& parent, const char* key, const std::string& field, Parse parse) {
+  const std::string text = scalar(w, parent, key, field);
+  try {
+    return parse(text);
+  } catch (const ConfigError& e) {
+    w.fail(parent[key], field, e.what());
+  }
+}
+
+void check_keys(const Where& w, const YAML::Node& map, const std::string& field, const std::set<std::string>& allowed,
+                const std::string& valid) {
+  if (!map.IsMap()) w.fail(map, field, fmt::format("expected a mapping with keys {}", valid));
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>();
+    if (!allowed.count(key)) w.fail(kv.first, field + "." + key, fmt::format("unknown field (valid: {})", valid));
+  }
+}
+
+// Shortest text that parses back to exactly `value`: a unit form when it round-trips, else plain SI base units.
+template <typename Parse>
+std::string exact_text(double value, double unit, const char* suffix, const char* base_suffix, Parse parse) {
+  std::string pretty = fmt::format("{}{}", value / unit, suffix);
+  if (parse(pretty) == value) return pretty;
+  return fmt::format("{}{}", value, base_suffix);
+}
+
+}  // namespace
+
+Topology parse_topology_yaml(const std::string& text, const std::string& source) {
+  const Where w{source};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
+  check_keys(w, root, "topology", {"name", "vertices", "links"}, "name, vertices, links");
+
+  Topology t(root["name"] ? scalar(w, root, "name", "name") : std::string("unnamed"));
+  const YAML::Node vertices = root["vertices"];
+  if (!vertices || !vertices.IsSequence()) w.fail(vertices ? vertices : root, "vertices", "expected a list of vertices");
+  for (std::size_t i = 0; i < vertices.size(); ++i) {
+    const YAML::Node v = vertices[i];
+    const std::string field = fmt::format("vertices[{}]", i);
+    check_keys(w, v, field, {"name", "kind", "node", "local_rank"}, "name, kind, node, local_rank");
+    Vertex vx;
+    vx.name = scalar(w, v, "name", field + ".name");
+    if (vx.name.empty()) w.fail(v["name"], field + ".name", "must not be empty");
+    const std::string kind = scalar(w, v, "kind", field + ".kind");
+    auto parsed = parse_vertex_kind(kind);
+    if (!parsed) w.fail(v["kind"], field + ".kind", fmt::format("unknown kind '{}' (valid: {})", kind, kVertexKindNames));
+    vx.kind = *parsed;
+    if (v["node"]) vx.node = integer(w, v, "node", field + ".node", 0);
+    if (v["local_rank"]) vx.local_rank = integer(w, v, "local_rank", field + ".local_rank", 0);
+    if (vx.kind == VertexKind::Gpu && (vx.node < 0 || vx.local_rank < 0)) {
+      w.fail(v, field, "a gpu needs 'node' and 'local_rank'");
+    }
+    if (t.find(vx.name)) w.fail(v["name"], field + ".name", fmt::format("duplicate vertex name '{}'", vx.name));
+    try {
+      t.add_vertex(vx);
+    } catch (const ConfigError& e) {
+      w.fail(v, field, e.what());
+    }
+  }
+
+  const YAML::Node links = root["links"];
+  if (!links || !links.IsSequence()) w.fail(links ? links : root, "links", "expected a list of links");
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const YAML::Node l = links[i];
+    const std::string field = fmt::format("links[{}]", i);
+    check_keys(w, l, field, {"from", "to", "kind", "bandwidth", "latency"}, "from, to, kind, bandwidth, latency");
+    auto endpoint = [&](const char* key) {
+      const std::string name = scalar(w, l, key, field + "." + key);
+      auto v = t.find(name);
+      if (!v) w.fail(l[key], field + "." + key, fmt::format("no vertex named '{}'", name));
+      return *v;
+    };
+    const VertexId a = endpoint("from"), b = endpoint("to");
+    if (a == b) w.fail(l, field, "a link must join two different vertices");
+    const std::string kind = scalar(w, l, "kind", field + ".kind");
+    auto parsed = parse_link_kind(kind);
+    if (!parsed) w.fail(l["kind"], field + ".kind", fmt::format("unknown kind '{}' (valid: {})", kind, kLinkKindNames));
+    const double bandwidth = with_units(w, l, "bandwidth", field + ".bandwidth", parse_bandwidth_Bps);
+    const double latency = l["latency"] ? with_units(w, l, "latency", field + ".latency", parse_time_s) : 0.0;
+    t.add_link(a, b, *parsed, bandwidth, latency);
+  }
+  if (t.gpus().empty()) w.fail(vertices, "vertices", "the topology has no gpu");
+  return t;
+}
+
+Topology load_topology_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open topology file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_topology_yaml(text.str(), path);
+}
+
+std::string dump_topology_yaml(const Topology& t) {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name();
+  out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
+  for (VertexId v = 0; v < t.num_vertices(); ++v) {
+    const Vertex& vx = t.vertex(v);
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << vx.name << YAML::Key << "kind"
+        << YAML::Value << std::string(to_string(vx.kind));
+    if (vx.node >= 0) out << YAML::Key << "node" << YAML::Value << vx.node;
+    if (vx.local_rank >= 0) out << YAML::Key << "local_rank" << YAML::Value << vx.local_rank;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
+  for (const Link& l : t.links()) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << t.vertex(l.a).name << YAML::Key
+        << "to" << YAML::Value << t.vertex(l.b).name << YAML::Key << "kind" << YAML::Value
+        << std::string(to_string(l.kind)) << YAML::Key << "bandwidth" << YAML::Value
+        << exact_text(l.bandwidth_Bps, 1e9, "GB/s", "B/s", parse_bandwidth_Bps) << YAML::Key << "latency"
+        << YAML::Value << exact_text(l.latency_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace cclab::topo
