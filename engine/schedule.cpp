@@ -98,11 +98,11 @@ OpId ProgramBuilder::recv(int peer, int channel, Chunk dst, Deps deps) {
 OpId ProgramBuilder::recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps) {
   return program_.add(make_op(OpKind::RecvReduce, peer, channel, src, dst), std::span(deps.begin(), deps.size()));
 }
-OpId ProgramBuilder::copy(Chunk src, Chunk dst, Deps deps) {
-  return program_.add(make_op(OpKind::Copy, -1, 0, src, dst), std::span(deps.begin(), deps.size()));
+OpId ProgramBuilder::copy(Chunk src, Chunk dst, Deps deps, int channel) {
+  return program_.add(make_op(OpKind::Copy, -1, channel, src, dst), std::span(deps.begin(), deps.size()));
 }
-OpId ProgramBuilder::local_reduce(Chunk src, Chunk dst, Deps deps) {
-  return program_.add(make_op(OpKind::LocalReduce, -1, 0, src, dst), std::span(deps.begin(), deps.size()));
+OpId ProgramBuilder::local_reduce(Chunk src, Chunk dst, Deps deps, int channel) {
+  return program_.add(make_op(OpKind::LocalReduce, -1, channel, src, dst), std::span(deps.begin(), deps.size()));
 }
 
 std::string format_op(const Schedule& schedule, int rank, OpId id) {
@@ -118,7 +118,7 @@ std::string format_op(const Schedule& schedule, int rank, OpId id) {
     case OpKind::Copy: text += fmt::format(" {} = {}", format_chunk(op.dst), format_chunk(op.src)); break;
     case OpKind::LocalReduce: text += fmt::format(" {} += {}", format_chunk(op.dst), format_chunk(op.src)); break;
   }
-  if (is_comm(op.kind)) text += fmt::format(" ch {}", op.channel);
+  text += fmt::format(" ch {}", op.channel);
   auto deps = p.deps_of(op);
   if (!deps.empty()) text += fmt::format(" after {}", fmt::join(deps, ","));
   return text;

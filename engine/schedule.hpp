@@ -102,8 +102,9 @@ class ProgramBuilder {
   OpId send(int peer, int channel, Chunk src, Deps deps = {});
   OpId recv(int peer, int channel, Chunk dst, Deps deps = {});
   OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps = {});
-  OpId copy(Chunk src, Chunk dst, Deps deps = {});
-  OpId local_reduce(Chunk src, Chunk dst, Deps deps = {});
+  // Local ops belong to a channel too: they start in that channel's order, with the transfers they feed.
+  OpId copy(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
+  OpId local_reduce(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
   OpId add(const Op& op, std::span<const OpId> deps) { return program_.add(op, deps); }
 
  private:

@@ -91,7 +91,8 @@ std::string schedule_to_json(const Schedule& s, int indent) {
     json ops = json::array();
     for (const Op& op : p.ops) {
       json o{{"kind", std::string(to_string(op.kind))}};
-      if (is_comm(op.kind)) o["peer"] = op.peer, o["channel"] = op.channel;
+      if (is_comm(op.kind)) o["peer"] = op.peer;
+      o["channel"] = op.channel;
       if (reads_src(op.kind)) o["src"] = chunk_json(op.src);
       if (writes_dst(op.kind)) o["dst"] = chunk_json(op.dst);
       auto deps = p.deps_of(op);
@@ -147,6 +148,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
                           "send, recv, recv_reduce, copy, local_reduce");
       if (is_comm(op.kind)) {
         op.peer = in.integer<std::int32_t>(in.member(oj, "peer", of), of + ".peer", 0, s.spec.world_size - 1);
+      }
+      if (is_comm(op.kind) || oj.contains("channel")) {
         op.channel = in.integer<std::uint16_t>(in.member(oj, "channel", of), of + ".channel", 0, 4095);
       }
       if (reads_src(op.kind)) op.src = in.chunk(in.member(oj, "src", of), of + ".src");

@@ -1,6 +1,7 @@
 #include "engine/planners/chain_broadcast.hpp"
 
 #include "engine/planners/patterns.hpp"
+#include "engine/planners/pipeline.hpp"
 
 namespace cclab::planners {
 
@@ -8,6 +9,7 @@ Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vect
   Schedule s = empty_schedule(spec, "chain");
   const int channels = static_cast<int>(chains.size());
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  std::vector<OpId> have(rounds);
   for (int c = 0; c < channels; ++c) {
     const auto& chain = chains[c];
     const ElemRange slice = partition(spec.count, channels, c);
@@ -15,12 +17,19 @@ Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vect
       ProgramBuilder b(s.ranks[chain[i]]);
       const int prev = i > 0 ? chain[i - 1] : -1;
       const int next = i + 1 < chain.size() ? chain[i + 1] : -1;
-      for (int k = 0; k < rounds; ++k) {
+      auto output = [&](int k) {
         const ElemRange e = partition(slice, rounds, k);
-        const Chunk output{Buffer::Output, e.offset, e.count};
-        const OpId have = prev < 0 ? b.copy(Chunk{Buffer::Input, e.offset, e.count}, output) : b.recv(prev, c, output);
-        if (next >= 0) b.send(next, c, output, {have});
-      }
+        return Chunk{Buffer::Output, e.offset, e.count};
+      };
+      pipeline(
+          rounds,
+          [&](int k) {
+            const Chunk out = output(k);
+            have[k] = prev < 0 ? b.copy(Chunk{Buffer::Input, out.offset, out.count}, out, {}, c) : b.recv(prev, c, out);
+          },
+          [&](int k) {
+            if (next >= 0) b.send(next, c, output(k), {have[k]});
+          });
     }
   }
   return s;

@@ -1,6 +1,7 @@
 #include "engine/planners/chain_reduce.hpp"
 
 #include "engine/planners/patterns.hpp"
+#include "engine/planners/pipeline.hpp"
 
 namespace cclab::planners {
 
@@ -9,25 +10,28 @@ Schedule chain_reduce(const CollectiveSpec& spec, const std::vector<std::vector<
   const int channels = static_cast<int>(chains.size());
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
   for (auto& p : s.ranks) p.scratch_count = spec.count;
+  std::vector<OpId> reduced(rounds);
   for (int c = 0; c < channels; ++c) {
     const auto& chain = chains[c];
     const ElemRange slice = partition(spec.count, channels, c);
     for (std::size_t i = 0; i < chain.size(); ++i) {
       ProgramBuilder b(s.ranks[chain[i]]);
       const bool first = i == 0, root = i + 1 == chain.size();
-      for (int k = 0; k < rounds; ++k) {
+      auto chunk = [&](Buffer buffer, int k) {
         const ElemRange e = partition(slice, rounds, k);
-        const Chunk input{Buffer::Input, e.offset, e.count};
-        const Chunk sum{root ? Buffer::Output : Buffer::Scratch, e.offset, e.count};
-        if (first && root) {
-          b.copy(input, sum);
-        } else if (first) {
-          b.send(chain[i + 1], c, input);
-        } else {
-          const OpId reduced = b.recv_reduce(chain[i - 1], c, input, sum);
-          if (!root) b.send(chain[i + 1], c, sum, {reduced});
-        }
-      }
+        return Chunk{buffer, e.offset, e.count};
+      };
+      const Buffer sum = root ? Buffer::Output : Buffer::Scratch;
+      pipeline(
+          rounds,
+          [&](int k) {
+            if (first && root) b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
+            else if (!first) reduced[k] = b.recv_reduce(chain[i - 1], c, chunk(Buffer::Input, k), chunk(sum, k));
+          },
+          [&](int k) {
+            if (first && !root) b.send(chain[i + 1], c, chunk(Buffer::Input, k));
+            else if (!first && !root) b.send(chain[i + 1], c, chunk(sum, k), {reduced[k]});
+          });
     }
   }
   return s;

@@ -37,8 +37,8 @@ void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPass
       if (world == 1) {
         for (int k = 0; k < rounds; ++k) {
           const ElemRange e = range(0, k);
-          if (passes.reduce_scatter) b.copy(roles.contribution(r, e), roles.reduced(r, e));
-          else b.copy(roles.reduced(r, e), roles.gathered(r, e));
+          if (passes.reduce_scatter) b.copy(roles.contribution(r, e), roles.reduced(r, e), {}, c);
+          else b.copy(roles.reduced(r, e), roles.gathered(r, e), {}, c);
         }
         continue;
       }
@@ -59,7 +59,7 @@ void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPass
         if (!passes.reduce_scatter) {  // the own block must reach the output too
           for (int k = 0; k < rounds; ++k) {
             const ElemRange e = range(own, k);
-            slot(own, k) = b.copy(roles.reduced(r, e), roles.gathered(r, e), {slot(own, k)});
+            slot(own, k) = b.copy(roles.reduced(r, e), roles.gathered(r, e), {slot(own, k)}, c);
           }
         }
         for (int step = 0; step < world - 1; ++step) {

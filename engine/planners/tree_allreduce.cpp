@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "engine/planners/pipeline.hpp"
+#include "engine/planners/tree_pattern.hpp"
 
 namespace cclab::planners {
 
@@ -31,30 +33,43 @@ Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vecto
   Schedule s = empty_schedule(spec, "tree");
   const Tree trees[2] = {double_binary_tree(groups, 0), double_binary_tree(groups, 1)};
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  std::vector<OpId> reduced(rounds), sent_up(rounds), have(rounds);
   for (int r = 0; r < spec.world_size; ++r) {
     ProgramBuilder b(s.ranks[r]);
+    for (const Tree& t : trees)
+      s.ranks[r].scratch_count = std::max(s.ranks[r].scratch_count, child_slots_size(t.children[r].size(), spec.count));
     for (int c = 0; c < channels; ++c) {
       const Tree& tree = trees[c % 2];
       const int up = 2 * c, down = 2 * c + 1;
       const int parent = tree.parent[r];
       const ElemRange slice = partition(spec.count, channels, c);
-      for (int k = 0; k < rounds; ++k) {
+      const auto& children = tree.children[r];
+      auto chunk = [&](Buffer buffer, int k) {
         const ElemRange e = partition(slice, rounds, k);
-        const Chunk input{Buffer::Input, e.offset, e.count}, output{Buffer::Output, e.offset, e.count};
-        // Up: sum the children's partial results into the output, then pass the sum to the parent.
-        OpId reduced = kNoOp, sent_up = kNoOp;
-        Chunk acc = input;
-        for (int child : tree.children[r]) {
-          reduced = b.recv_reduce(child, up, acc, output, {reduced});
-          acc = output;
-        }
-        if (parent >= 0) sent_up = b.send(parent, up, acc, {reduced});
-        // Down: the root's sum (or the parent's) goes to the output and on to the children.
-        OpId have = reduced;
-        if (parent >= 0) have = b.recv(parent, down, output, {sent_up});
-        else if (tree.children[r].empty()) have = b.copy(input, output);
-        for (int child : tree.children[r]) b.send(child, down, output, {have});
-      }
+        return Chunk{buffer, e.offset, e.count};
+      };
+      // Up: sum the children's partial results into the output, then pass the sum to the parent.
+      pipeline(
+          rounds,
+          [&](int k) {
+            reduced[k] = emit_reduce_children(b, children, up, chunk(Buffer::Input, k), chunk(Buffer::Output, k),
+                                              ChildSlots{0, spec.count});
+          },
+          [&](int k) {
+            const Chunk sum = children.empty() ? chunk(Buffer::Input, k) : chunk(Buffer::Output, k);
+            sent_up[k] = parent >= 0 ? b.send(parent, up, sum, {reduced[k]}) : kNoOp;
+          });
+      // Down: the root's sum (or the parent's) goes to the output and on to the children.
+      pipeline(
+          rounds,
+          [&](int k) {
+            if (parent >= 0) have[k] = b.recv(parent, down, chunk(Buffer::Output, k), {sent_up[k]});
+            else if (children.empty()) have[k] = b.copy(chunk(Buffer::Input, k), chunk(Buffer::Output, k), {}, down);
+            else have[k] = reduced[k];
+          },
+          [&](int k) {
+            for (int child : children) b.send(child, down, chunk(Buffer::Output, k), {have[k]});
+          });
     }
   }
   s.params["channels"] = std::to_string(channels);

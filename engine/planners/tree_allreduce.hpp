@@ -1,5 +1,6 @@
 // Double binary tree allreduce, as NCCL builds it (Sanders, Speck & Träff 2009; NCCL 2.4 trees.cc):
-// two complementary in-order binary trees over the nodes, so that every node is interior in at most one of them;
+// two complementary in-order binary trees over the nodes, so that with an even node count every node is interior
+// in at most one of them (with an odd count, exactly one node is interior in both);
 // inside a node the GPUs form a chain whose head joins the node tree (tree 1 uses the reversed chain, so a
 // different GPU and NIC carry its inter-node traffic). Channel c runs tree c mod 2 on its slice of the buffer, so
 // with two channels each tree carries half the data. Every chunk is reduced up the tree (children's data summed

@@ -1,6 +1,7 @@
 #include "engine/planners/tree_broadcast.hpp"
 
 #include "engine/planners/patterns.hpp"
+#include "engine/planners/pipeline.hpp"
 
 namespace cclab::planners {
 
@@ -8,17 +9,25 @@ Schedule tree_broadcast(const CollectiveSpec& spec, int channels, std::uint64_t 
   Schedule s = empty_schedule(spec, "tree");
   const Tree tree = rooted_binary_tree(spec.world_size, spec.root);
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  std::vector<OpId> have(rounds);
   for (int r = 0; r < spec.world_size; ++r) {
     ProgramBuilder b(s.ranks[r]);
     for (int c = 0; c < channels; ++c) {
       const ElemRange slice = partition(spec.count, channels, c);
-      for (int k = 0; k < rounds; ++k) {
+      auto output = [&](int k) {
         const ElemRange e = partition(slice, rounds, k);
-        const Chunk output{Buffer::Output, e.offset, e.count};
-        const OpId have = tree.parent[r] < 0 ? b.copy(Chunk{Buffer::Input, e.offset, e.count}, output)
-                                             : b.recv(tree.parent[r], c, output);
-        for (int child : tree.children[r]) b.send(child, c, output, {have});
-      }
+        return Chunk{Buffer::Output, e.offset, e.count};
+      };
+      pipeline(
+          rounds,
+          [&](int k) {
+            const Chunk out = output(k);
+            have[k] = tree.parent[r] < 0 ? b.copy(Chunk{Buffer::Input, out.offset, out.count}, out, {}, c)
+                                         : b.recv(tree.parent[r], c, out);
+          },
+          [&](int k) {
+            for (int child : tree.children[r]) b.send(child, c, output(k), {have[k]});
+          });
     }
   }
   return s;

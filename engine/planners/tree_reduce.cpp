@@ -1,6 +1,8 @@
 #include "engine/planners/tree_reduce.hpp"
 
 #include "engine/planners/patterns.hpp"
+#include "engine/planners/pipeline.hpp"
+#include "engine/planners/tree_pattern.hpp"
 
 namespace cclab::planners {
 
@@ -8,25 +10,31 @@ Schedule tree_reduce(const CollectiveSpec& spec, int channels, std::uint64_t chu
   Schedule s = empty_schedule(spec, "tree");
   const Tree tree = rooted_binary_tree(spec.world_size, spec.root);
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
+  std::vector<OpId> reduced(rounds);
   for (int r = 0; r < spec.world_size; ++r) {
     ProgramBuilder b(s.ranks[r]);
     const int parent = tree.parent[r];
-    if (parent >= 0 && !tree.children[r].empty()) s.ranks[r].scratch_count = spec.count;
+    const auto& children = tree.children[r];
+    // Non-root ranks keep their running sum in scratch [0, count), then one slot per extra child.
+    const std::uint64_t sum_size = parent >= 0 && !children.empty() ? spec.count : 0;
+    s.ranks[r].scratch_count = sum_size + child_slots_size(children.size(), spec.count);
     for (int c = 0; c < channels; ++c) {
       const ElemRange slice = partition(spec.count, channels, c);
-      for (int k = 0; k < rounds; ++k) {
+      auto chunk = [&](Buffer buffer, int k) {
         const ElemRange e = partition(slice, rounds, k);
-        const Chunk input{Buffer::Input, e.offset, e.count};
-        const Chunk sum{parent < 0 ? Buffer::Output : Buffer::Scratch, e.offset, e.count};
-        OpId reduced = kNoOp;
-        Chunk acc = input;
-        for (int child : tree.children[r]) {
-          reduced = b.recv_reduce(child, c, acc, sum, {reduced});
-          acc = sum;
-        }
-        if (parent >= 0) b.send(parent, c, acc, {reduced});
-        else if (tree.children[r].empty()) b.copy(input, sum);
-      }
+        return Chunk{buffer, e.offset, e.count};
+      };
+      const Buffer sum = parent < 0 ? Buffer::Output : Buffer::Scratch;
+      pipeline(
+          rounds,
+          [&](int k) {
+            reduced[k] = emit_reduce_children(b, children, c, chunk(Buffer::Input, k), chunk(sum, k),
+                                              ChildSlots{sum_size, spec.count});
+          },
+          [&](int k) {
+            if (parent >= 0) b.send(parent, c, children.empty() ? chunk(Buffer::Input, k) : chunk(sum, k), {reduced[k]});
+            else if (children.empty()) b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
+          });
     }
   }
   return s;

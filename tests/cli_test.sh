@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The CLI as users run it: the acceptance flow of plan --dump / verify, and one clear line for bad input.
+set -u
+cclab=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out status
+  out=$("$@" 2>&1)
+  status=$?
+  if [[ $status -ne $want ]] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: status $status (want $want), output:"
+    echo "$out" | head -20
+    fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+
+check plan-dump 0 "verify: OK" -- "$cclab" plan --topology dgx_a100:32 --collective allreduce --algo ring --size 1GiB --dump "$dir/p.json"
+check verify-good 0 "^OK" -- "$cclab" verify "$dir/p.json"
+
+# One op removed from rank 5, and one peer changed on rank 7: verify names the rank and the op.
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/p.json"))
+removed = json.loads(json.dumps(doc))
+del removed["ranks"][5]["ops"][3]
+for op in removed["ranks"][5]["ops"]:
+    op["deps"] = [x - (x > 3) for x in op["deps"] if x != 3]
+json.dump(removed, open(f"{d}/removed.json", "w"))
+changed = doc
+for op in changed["ranks"][7]["ops"]:
+    if op["kind"] == "send":
+        op["peer"] = (op["peer"] + 5) % 256
+        break
+json.dump(changed, open(f"{d}/changed.json", "w"))
+PY
+check verify-removed 1 "rank [0-9]+ op [0-9]+" -- "$cclab" verify "$dir/removed.json"
+check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
+
+check default-main-job 0 "256 ranks" -- "$cclab" plan
+check algorithms 0 "halving_doubling" -- "$cclab" algorithms
+check topology-show 0 "16 GPUs" -- "$cclab" topology show dgx_a100:2
+check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2
+"$cclab" topology dump "pcie_server:2,gpus=2,fabric=leaf_spine" -o "$dir/t.yaml"
+check topology-file 0 "4 GPUs" -- "$cclab" topology show "$dir/t.yaml"
+check auto-table 0 "hierarchical" -- "$cclab" plan --topology dgx_h100:4 --size 256MiB
+
+# Bad input: one line on stderr, non-zero exit, no crash.
+check bad-preset 1 "^cclab: error: .*unknown preset" -- "$cclab" plan --topology dgx_b300:4
+check bad-size 1 "^cclab: error: --size" -- "$cclab" plan --topology dgx_a100:1 --size 12XB
+check bad-algo 1 "valid: ring, tree" -- "$cclab" plan --topology dgx_a100:1 --algo fastest
+check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective alltoall
+check missing-file 1 "cannot open" -- "$cclab" verify "$dir/nope.json"
+echo '{"collective": "allreduce"' > "$dir/broken.json"
+check broken-json 1 "not valid JSON" -- "$cclab" verify "$dir/broken.json"
+printf 'vertices:\n  - {name: g, kind: gpu, node: 0, local_rank: 0}\nlinks:\n  - {from: g, to: h, kind: pcie, bandwidth: 1GB/s}\n' > "$dir/bad.yaml"
+check bad-yaml 1 "bad.yaml:4: links\[0\].to" -- "$cclab" topology show "$dir/bad.yaml"
+check no-subcommand 106 "" -- "$cclab"
+exit $fail

@@ -1,0 +1,230 @@
+// Each algorithm's plan against the steps and bytes its header states, and the α-β cost against the closed form.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/cost.hpp"
+#include "engine/planners/chain_broadcast.hpp"
+#include "engine/planners/chain_reduce.hpp"
+#include "engine/planners/halving_doubling_allreduce.hpp"
+#include "engine/planners/hierarchical_allreduce.hpp"
+#include "engine/planners/patterns.hpp"
+#include "engine/planners/ring_allgather.hpp"
+#include "engine/planners/ring_allreduce.hpp"
+#include "engine/planners/ring_reduce_scatter.hpp"
+#include "engine/planners/tree_allreduce.hpp"
+#include "engine/planners/tree_broadcast.hpp"
+#include "engine/planners/tree_reduce.hpp"
+#include "engine/registry.hpp"
+#include "engine/verifier.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+using namespace planners;
+
+CollectiveSpec spec(Collective c, int world, std::uint64_t count, int root = 0) {
+  CollectiveSpec s;
+  s.collective = c;
+  s.world_size = world;
+  s.count = count;
+  s.root = root;
+  return s;
+}
+
+const std::vector<int> kWorlds = {2, 3, 5, 7, 8, 11, 16, 24, 31, 64};
+
+TEST(Formulas, RingAllreduce) {
+  for (int p : kWorlds) {
+    const std::uint64_t count = 60ULL * p;  // divisible by P
+    const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, count), identity_rings(p, 1), 0);
+    EXPECT_EQ(count_steps(s), 2 * (p - 1)) << p;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
+  }
+}
+
+TEST(Formulas, RingReduceScatterAndAllgather) {
+  for (int p : kWorlds) {
+    const std::uint64_t count = 12ULL * p;
+    const Schedule rs = ring_reduce_scatter(spec(Collective::ReduceScatter, p, count), identity_rings(p, 1), 0);
+    const Schedule ag = ring_allgather(spec(Collective::AllGather, p, count), identity_rings(p, 1), 0);
+    EXPECT_EQ(count_steps(rs), p - 1);
+    EXPECT_EQ(count_steps(ag), p - 1);
+    for (std::uint64_t bytes : bytes_sent_per_rank(rs)) EXPECT_EQ(bytes, (p - 1) * count / p * 4);
+    for (std::uint64_t bytes : bytes_sent_per_rank(ag)) EXPECT_EQ(bytes, (p - 1) * count / p * 4);
+  }
+}
+
+TEST(Formulas, ChunkingPipelinesRing) {
+  // K chunks per block on one channel add K-1 steps, not K times the steps.
+  const int p = 8, k = 4;
+  const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, 64ULL * p), identity_rings(p, 1), 64 / k);
+  EXPECT_EQ(count_steps(s), 2 * (p - 1));
+  std::size_t sends = 0;
+  for (const Op& op : s.ranks[0].ops) sends += op.kind == OpKind::Send;
+  EXPECT_EQ(sends, static_cast<std::size_t>(2 * (p - 1) * k));
+}
+
+TEST(Formulas, HalvingDoubling) {
+  for (int p : kWorlds) {
+    const std::uint64_t count = 64ULL * p;
+    const Schedule s = halving_doubling_allreduce(spec(Collective::AllReduce, p, count));
+    const int lg = static_cast<int>(std::floor(std::log2(p)));
+    const bool pow2 = (p & (p - 1)) == 0;
+    EXPECT_EQ(count_steps(s), pow2 ? 2 * lg : 2 * lg + 2) << p;
+    if (pow2) {
+      for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
+    }
+  }
+}
+
+TEST(Formulas, DoubleBinaryTree) {
+  for (int nodes : {1, 2, 3, 5, 8, 13}) {
+    for (int g : {1, 4}) {
+      std::vector<std::vector<int>> groups(nodes);
+      for (int n = 0; n < nodes; ++n)
+        for (int j = 0; j < g; ++j) groups[n].push_back(n * g + j);
+      const int p = nodes * g;
+      const Tree t0 = double_binary_tree(groups, 0), t1 = double_binary_tree(groups, 1);
+      // Depth: the node chain plus at most ⌈log2 N⌉ tree levels.
+      const int log_nodes = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
+      EXPECT_LE(t0.depth(), g - 1 + log_nodes);
+      EXPECT_LE(t1.depth(), g - 1 + log_nodes);
+      // Complementary trees: with an even node count no node is interior in both; with an odd count one is.
+      const Tree n0 = binary_tree(nodes), n1 = complementary_binary_tree(nodes);
+      int interior_in_both = 0;
+      for (int n = 0; n < nodes; ++n) interior_in_both += !n0.children[n].empty() && !n1.children[n].empty();
+      EXPECT_EQ(interior_in_both, nodes % 2 == 1 && nodes > 1 ? 1 : 0) << nodes << " nodes";
+      const std::uint64_t count = 64ULL * p;
+      const Schedule s = tree_allreduce(spec(Collective::AllReduce, p, count), groups, 2, 0);
+      EXPECT_EQ(count_steps(s), 2 * std::max(t0.depth(), t1.depth()));
+      // Bytes: per channel (half the data), one copy up unless root, one copy down per child.
+      const auto bytes = bytes_sent_per_rank(s);
+      for (int r = 0; r < p; ++r) {
+        std::uint64_t want = 0;
+        for (int c = 0; c < 2; ++c) {
+          const Tree& t = c == 0 ? t0 : t1;
+          const std::uint64_t half = partition(count, 2, c).count * 4;
+          want += half * ((t.parent[r] >= 0 ? 1 : 0) + t.children[r].size());
+        }
+        EXPECT_EQ(bytes[r], want) << "rank " << r;
+      }
+    }
+  }
+}
+
+TEST(Formulas, BroadcastAndReduce) {
+  for (int p : kWorlds) {
+    const std::uint64_t count = 32;
+    const int root = p / 3;
+    std::vector<int> chain;
+    for (int j = 0; j < p; ++j) chain.push_back((root + j) % p);
+    const Schedule cb = chain_broadcast(spec(Collective::Broadcast, p, count, root), {chain}, 0);
+    EXPECT_EQ(count_steps(cb), p - 1);
+    std::vector<int> to_root(chain.begin() + 1, chain.end());
+    to_root.push_back(root);
+    const Schedule cr = chain_reduce(spec(Collective::Reduce, p, count, root), {to_root}, 0);
+    EXPECT_EQ(count_steps(cr), p - 1);
+    const Tree tree = rooted_binary_tree(p, root);
+    const Schedule tb = tree_broadcast(spec(Collective::Broadcast, p, count, root), 1, 0);
+    const Schedule tr = tree_reduce(spec(Collective::Reduce, p, count, root), 1, 0);
+    EXPECT_EQ(count_steps(tb), tree.depth());
+    EXPECT_EQ(count_steps(tr), tree.depth());
+    EXPECT_LE(tree.depth(), static_cast<int>(std::ceil(std::log2(p))));
+    const auto tb_bytes = bytes_sent_per_rank(tb), cr_bytes = bytes_sent_per_rank(cr);
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(tb_bytes[r], tree.children[r].size() * count * 4);
+      EXPECT_EQ(cr_bytes[r], r == root ? 0 : count * 4);
+    }
+  }
+}
+
+TEST(Formulas, Hierarchical) {
+  for (int nodes : {1, 2, 3, 4}) {
+    for (int g : {1, 2, 8}) {
+      std::vector<std::vector<int>> groups(nodes);
+      for (int n = 0; n < nodes; ++n)
+        for (int j = 0; j < g; ++j) groups[n].push_back(n * g + j);
+      const std::uint64_t count = 16ULL * g * nodes;
+      const Schedule s = hierarchical_allreduce(spec(Collective::AllReduce, nodes * g, count), groups,
+                                                InterAlgorithm::Ring, 1, 0);
+      EXPECT_EQ(count_steps(s), 2 * (g - 1) + 2 * (nodes - 1)) << nodes << "x" << g;
+      // Intra 2(g-1)/g·S plus inter 2(N-1)/N·S/g.
+      const std::uint64_t want = (2ULL * (g - 1) * count / g + 2ULL * (nodes - 1) * (count / g) / nodes) * 4;
+      for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, want) << nodes << "x" << g;
+    }
+  }
+}
+
+// P GPUs on one switch, every link α/2 latency and bandwidth B.
+topo::Topology star(int p, double link_latency_s, double bandwidth_Bps) {
+  topo::Topology t("star");
+  const topo::VertexId sw = t.add_vertex(topo::Vertex{"switch", topo::VertexKind::Switch});
+  for (int r = 0; r < p; ++r) {
+    const topo::VertexId g = t.add_vertex(topo::Vertex{"gpu" + std::to_string(r), topo::VertexKind::Gpu, r, 0});
+    t.add_link(g, sw, topo::LinkKind::InfiniBand, bandwidth_Bps, link_latency_s);
+  }
+  return t;
+}
+
+TEST(Cost, RingAllreduceMatchesClosedForm) {
+  const double alpha = 5e-6, bandwidth = 12.5e9;
+  CostParams free_reduction;
+  free_reduction.reduce_Bps = 0;
+  for (int p : {2, 3, 8, 16, 64}) {
+    const topo::Topology t = star(p, alpha / 2, bandwidth);
+    for (std::uint64_t count : {1024ULL * p, 1ULL << 24}) {
+      const std::uint64_t divisible = count / p * p;
+      const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, divisible), identity_rings(p, 1), 0);
+      const double bytes = divisible * 4.0;
+      const double want = 2.0 * (p - 1) * (alpha + bytes / (p * bandwidth));
+      const double got = estimate_cost(s, t, free_reduction).total_s;
+      EXPECT_NEAR(got, want, 1e-9 * want) << "P=" << p;
+    }
+  }
+}
+
+TEST(Cost, PipelinedChainBroadcastApproachesBandwidthBound) {
+  const double alpha = 2e-6, bandwidth = 25e9;
+  const int p = 8;
+  const topo::Topology t = star(p, alpha / 2, bandwidth);
+  const std::uint64_t count = 1 << 24;
+  std::vector<int> chain(p);
+  for (int r = 0; r < p; ++r) chain[r] = r;
+  const CostParams params{.reduce_Bps = 0, .copy_Bps = 0, .per_message_s = 0};
+  const double one_chunk = estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, 0), t, params).total_s;
+  const std::uint64_t k = 64;
+  const double pipelined =
+      estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, count / k), t, params).total_s;
+  const double bytes = count * 4.0;
+  EXPECT_NEAR(one_chunk, (p - 1) * (alpha + bytes / bandwidth), 1e-9);
+  EXPECT_NEAR(pipelined, (p - 1 + k - 1) * (alpha + bytes / k / bandwidth) - (k - 1) * alpha, 1e-9);
+}
+
+TEST(Selection, PicksTheCheapestAndExplainsTheRest) {
+  const topo::Topology t = topo::make_preset("pcie_server:3,gpus=2");
+  const CollectiveSpec s = spec_for(t, Collective::AllReduce, 1 << 20, DType::F32);
+  const auto rows = cost_table(s, t);
+  ASSERT_EQ(rows.size(), algorithms_for(Collective::AllReduce).size());
+  double best = 1e300;
+  std::string best_name;
+  for (const auto& row : rows)
+    if (row.support.ok && row.time_s < best) best = row.time_s, best_name = row.algorithm;
+  EXPECT_EQ(select_algorithm(s, t), best_name);
+  // Hierarchical needs equal nodes: build an uneven topology by hand and check it says why.
+  topo::Topology uneven("uneven");
+  const auto sw = uneven.add_vertex(topo::Vertex{"sw", topo::VertexKind::Switch});
+  for (auto [node, local] : std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}}) {
+    const auto g = uneven.add_vertex(topo::Vertex{fmt::format("g{}{}", node, local), topo::VertexKind::Gpu, node, local});
+    uneven.add_link(g, sw, topo::LinkKind::Pcie, 1e10, 1e-6);
+  }
+  const Planned p = plan_collective(spec_for(uneven, Collective::AllReduce, 64, DType::F32), uneven, "hierarchical");
+  EXPECT_FALSE(p.schedule);
+  EXPECT_NE(p.reason.find("different GPU counts"), std::string::npos) << p.reason;
+}
+
+}  // namespace
+}  // namespace cclab

@@ -1,0 +1,150 @@
+// The IR's JSON form, its readable print, and the verifier's rejections of hand-made bad schedules.
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "engine/planners/patterns.hpp"
+#include "engine/planners/ring_allreduce.hpp"
+#include "engine/registry.hpp"
+#include "engine/schedule_json.hpp"
+#include "engine/verifier.hpp"
+#include "tests/harness.hpp"
+
+namespace cclab {
+namespace {
+
+CollectiveSpec allreduce_spec(int world, std::uint64_t count) {
+  CollectiveSpec spec;
+  spec.world_size = world;
+  spec.count = count;
+  return spec;
+}
+
+Schedule ring(int world, std::uint64_t count) {
+  return planners::ring_allreduce(allreduce_spec(world, count), planners::identity_rings(world, 1), 0);
+}
+
+void expect_rejected(const Schedule& s, const std::string& needle) {
+  auto e = verify(s);
+  ASSERT_TRUE(e) << "accepted";
+  EXPECT_NE(e->find(needle), std::string::npos) << *e;
+}
+
+TEST(ScheduleJson, RoundTripKeepsEveryField) {
+  const topo::Topology t = testing::flat_topology(5);
+  for (const Algorithm& a : algorithms()) {
+    const Schedule s = a.plan(spec_for(t, a.collective, 23, DType::BF16, ReduceOp::Max, 2), t, PlanOptions{});
+    const Schedule back = schedule_from_json(schedule_to_json(s));
+    EXPECT_EQ(back.spec, s.spec);
+    EXPECT_EQ(back.algorithm, s.algorithm);
+    EXPECT_EQ(back.params, s.params);
+    EXPECT_EQ(schedule_to_json(back), schedule_to_json(s)) << a.name;
+  }
+}
+
+TEST(ScheduleJson, ErrorsNameTheField) {
+  const std::string good = schedule_to_json(ring(3, 9));
+  auto expect_error = [](const std::string& text, const std::string& field) {
+    try {
+      schedule_from_json(text, "p.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  expect_error(edit("\"peer\":1", "\"peer\":\"one\""), "p.json: ranks[0].ops[0].peer");
+  expect_error(edit("\"peer\":1", "\"peer\":7"), "ranks[0].ops[0].peer");
+  expect_error(edit("\"kind\":\"send\"", "\"kind\":\"teleport\""), "ranks[0].ops[0].kind");
+  expect_error(edit("\"buffer\":\"input\"", "\"buffer\":\"cache\""), "ranks[0].ops[0].src.buffer");
+  expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
+  expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
+  expect_error("{", "p.json: not valid JSON");
+}
+
+TEST(SchedulePrint, RingInNcclForm) {
+  const std::string text = format_schedule_summary(ring(4, 8));
+  EXPECT_NE(text.find("channel 0: 0 1 2 3"), std::string::npos) << text;
+}
+
+TEST(Verifier, AcceptsRing) { EXPECT_FALSE(verify(ring(4, 10))); }
+
+TEST(Verifier, RemovedOpLeavesAnUnmatchedPeer) {
+  Schedule s = ring(4, 8);
+  s.ranks[2].ops.erase(s.ranks[2].ops.begin() + 1);
+  expect_rejected(s, "rank ");
+  auto e = verify(s);
+  EXPECT_NE(e->find(" op "), std::string::npos) << *e;
+}
+
+TEST(Verifier, ChangedPeer) {
+  Schedule s = ring(4, 8);
+  s.ranks[1].ops[0].peer = 3;
+  expect_rejected(s, "rank 1 op 0");
+}
+
+TEST(Verifier, ChunkOutOfBounds) {
+  Schedule s = ring(4, 8);
+  s.ranks[0].ops[0].src.offset = 7;
+  expect_rejected(s, "outside the buffer");
+}
+
+TEST(Verifier, SizeMismatch) {
+  Schedule s = ring(4, 8);
+  s.ranks[0].ops[0].src.count = 1;
+  expect_rejected(s, "sends 1 elements");
+}
+
+TEST(Verifier, DependencyCycle) {
+  Schedule s = empty_schedule(allreduce_spec(1, 4), "cycle");
+  Program& p = s.ranks[0];
+  const Chunk in{Buffer::Input, 0, 4}, out{Buffer::Output, 0, 4};
+  std::vector<OpId> dep1{1}, dep0{0};
+  p.add(Op{OpKind::Copy, 0, -1, in, out}, dep1);
+  p.add(Op{OpKind::LocalReduce, 0, -1, in, out}, dep0);
+  expect_rejected(s, "cycle");
+}
+
+TEST(Verifier, Deadlock) {
+  // Each rank waits for its own send to finish before receiving, but sends are rendezvous: both block.
+  Schedule s = empty_schedule(allreduce_spec(2, 4), "deadlock");
+  for (int r = 0; r < 2; ++r) {
+    ProgramBuilder b(s.ranks[r]);
+    const OpId got = b.recv(1 - r, 0, Chunk{Buffer::Output, 0, 4});
+    b.send(1 - r, 0, Chunk{Buffer::Input, 0, 4}, {got});
+  }
+  expect_rejected(s, "deadlock");
+}
+
+TEST(Verifier, Race) {
+  // Rank 1 reduces into the output while a copy on another path overwrites it, with nothing ordering the two.
+  Schedule s = empty_schedule(allreduce_spec(2, 4), "race");
+  const Chunk in{Buffer::Input, 0, 4}, out{Buffer::Output, 0, 4};
+  {
+    ProgramBuilder b(s.ranks[0]);
+    const OpId sent = b.send(1, 0, in);
+    b.recv(1, 1, out, {sent});
+  }
+  {
+    ProgramBuilder b(s.ranks[1]);
+    const OpId got = b.recv_reduce(0, 0, in, out);
+    b.copy(in, out);  // races with the pending receive
+    b.send(0, 1, out, {got});
+  }
+  expect_rejected(s, "race");
+}
+
+TEST(Verifier, WrongResult) {
+  // Well-formed and deadlock-free, but rank 0 keeps only its own data.
+  Schedule s = empty_schedule(allreduce_spec(2, 4), "wrong");
+  const Chunk in{Buffer::Input, 0, 4}, out{Buffer::Output, 0, 4};
+  ProgramBuilder(s.ranks[0]).copy(in, out);
+  ProgramBuilder(s.ranks[1]).copy(in, out);
+  expect_rejected(s, "rank 0: output[0, 4)");
+}
+
+}  // namespace
+}  // namespace cclab

@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "topology/presets.hpp"
+#include "topology/yaml_io.hpp"
+
+namespace cclab::topo {
+namespace {
+
+int count_kind(const Topology& t, VertexKind kind) {
+  int n = 0;
+  for (VertexId v = 0; v < t.num_vertices(); ++v) n += t.vertex(v).kind == kind;
+  return n;
+}
+
+bool passes_through_gpu(const Topology& t, const Route& r) {
+  for (std::size_t i = 0; i + 1 < r.hops.size(); ++i) {
+    const Link& l = t.link(r.hops[i].link);
+    if (t.vertex(r.hops[i].forward ? l.b : l.a).kind == VertexKind::Gpu) return true;
+  }
+  return false;
+}
+
+TEST(Presets, DgxA100Shape) {
+  const Topology t = make_preset("dgx_a100:4");
+  EXPECT_EQ(t.gpus().size(), 32u);
+  EXPECT_EQ(t.num_nodes(), 4);
+  EXPECT_EQ(count_kind(t, VertexKind::Nic), 32);
+  EXPECT_EQ(count_kind(t, VertexKind::NvSwitch), 4);
+  EXPECT_EQ(count_kind(t, VertexKind::PcieSwitch), 16);
+  EXPECT_TRUE(t.uniform());
+  // Ranks are (node, local rank) ordered.
+  for (int r = 0; r < 32; ++r) {
+    EXPECT_EQ(t.node_of_rank(r), r / 8);
+    EXPECT_EQ(t.local_rank_of(r), r % 8);
+  }
+}
+
+TEST(Presets, IntraNodeGoesThroughNvSwitchInterNodeThroughNics) {
+  const Topology t = make_preset("dgx_a100:2");
+  const Route intra = t.route_between_ranks(0, 5);
+  ASSERT_EQ(intra.hops.size(), 2u);
+  EXPECT_EQ(t.link(intra.hops[0].link).kind, LinkKind::NvSwitch);
+  EXPECT_DOUBLE_EQ(intra.bottleneck_bandwidth_Bps, 300e9);
+  const Route inter = t.route_between_ranks(3, 12);
+  EXPECT_FALSE(passes_through_gpu(t, inter));
+  EXPECT_DOUBLE_EQ(inter.bottleneck_bandwidth_Bps, 25e9);  // HDR 200 Gb/s
+  bool crosses_ib = false;
+  for (const Hop& h : inter.hops) crosses_ib |= t.link(h.link).kind == LinkKind::InfiniBand;
+  EXPECT_TRUE(crosses_ib);
+}
+
+TEST(Presets, H100AndPcieParameters) {
+  const Topology h = make_preset("dgx_h100:1");
+  EXPECT_DOUBLE_EQ(h.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 450e9);
+  const Topology p = make_preset("pcie_server:3,gpus=2,nic=100Gbps");
+  EXPECT_EQ(p.gpus().size(), 6u);
+  EXPECT_DOUBLE_EQ(p.route_between_ranks(0, 5).bottleneck_bandwidth_Bps, 12.5e9);
+}
+
+TEST(Topology, NearestNicIsOnTheSamePcieSwitch) {
+  const Topology t = make_preset("dgx_a100:1");
+  for (int g = 0; g < 8; ++g) {
+    auto nic = t.nearest_nic(t.gpus()[g]);
+    ASSERT_TRUE(nic);
+    const std::string name = t.vertex(*nic).name;
+    const int index = name.back() - '0';
+    EXPECT_EQ(index / 2, g / 2) << name;  // NICs 2s, 2s+1 share PCIe switch s with GPUs 2s, 2s+1
+  }
+}
+
+TEST(Topology, RoutesAreDeterministicAndEcmpSpreadsOverSpines) {
+  const Topology t = make_preset("pcie_server:16,gpus=1,fabric=leaf_spine,leaf_size=2,spines=4");
+  std::set<std::string> spines_used;
+  for (int a = 0; a < 16; ++a) {
+    for (int b = 0; b < 16; ++b) {
+      if (t.node_of_rank(a) / 2 == t.node_of_rank(b) / 2) continue;  // same leaf
+      const Route r1 = t.route_between_ranks(a, b), r2 = t.route_between_ranks(a, b);
+      ASSERT_EQ(r1.hops, r2.hops);
+      for (const Hop& h : r1.hops) {
+        const Link& l = t.link(h.link);
+        const std::string name = t.vertex(h.forward ? l.b : l.a).name;
+        if (name.starts_with("spine")) spines_used.insert(name);
+      }
+    }
+  }
+  EXPECT_EQ(spines_used.size(), 4u);
+}
+
+TEST(Topology, OversubscriptionSetsUplinkBandwidth) {
+  const Topology t = make_preset("pcie_server:4,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=2,spines=1,oversub=4");
+  // A leaf has 2 x 12.5 GB/s down; one spine up-link of 25/4 GB/s.
+  const Route r = t.route_between_ranks(0, 3);
+  EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, 25e9 / 4);
+}
+
+TEST(Topology, RailFabricKeepsSameRailTrafficOnItsRail) {
+  const Topology t = make_preset("dgx_h100:2,fabric=rail");
+  const Route r = t.route_between_ranks(2, 10);  // local rank 2 of both nodes
+  for (const Hop& h : r.hops) {
+    const Link& l = t.link(h.link);
+    EXPECT_NE(t.vertex(l.a).name, "rail-spine");
+    EXPECT_NE(t.vertex(l.b).name, "rail-spine");
+  }
+}
+
+TEST(PresetSpec, Errors) {
+  EXPECT_THROW(make_preset("dgx_z100:4"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100:zero"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100:0"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100:2,colour=blue"), ConfigError);
+  EXPECT_THROW(make_preset("pcie_server:2,nic=fast"), ConfigError);
+  EXPECT_THROW(make_preset("pcie_server:2,fabric=torus"), ConfigError);
+  EXPECT_THROW(make_preset("pcie_server:2,oversub=0.5"), ConfigError);
+  try {
+    make_preset("dgx_a100:2,colour=blue");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("colour"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("valid keys"), std::string::npos);
+  }
+}
+
+TEST(Yaml, RoundTrip) {
+  for (const char* spec : {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3"}) {
+    const Topology t = make_preset(spec);
+    const std::string text = dump_topology_yaml(t);
+    const Topology back = parse_topology_yaml(text);
+    EXPECT_TRUE(back == t) << spec;
+    EXPECT_EQ(dump_topology_yaml(back), text);
+  }
+}
+
+TEST(Dot, HasEveryVertexAndOneEdgePerLink) {
+  const Topology t = make_preset("pcie_server:2,gpus=2");
+  std::ostringstream out;
+  t.write_dot(out);
+  const std::string dot = out.str();
+  for (VertexId v = 0; v < t.num_vertices(); ++v) EXPECT_NE(dot.find(t.vertex(v).name), std::string::npos);
+  std::size_t edges = 0;
+  for (std::size_t at = dot.find("->"); at != std::string::npos; at = dot.find("->", at + 1)) ++edges;
+  EXPECT_EQ(edges, t.num_links());
+}
+
+// ---- one test per invalid field: the error names the line and the field ----
+
+const char* kValid = R"(name: tiny
+vertices:
+  - {name: g0, kind: gpu, node: 0, local_rank: 0}
+  - {name: g1, kind: gpu, node: 0, local_rank: 1}
+  - {name: sw, kind: nvswitch, node: 0}
+links:
+  - {from: g0, to: sw, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}
+  - {from: g1, to: sw, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}
+)";
+
+void expect_error(const std::string& text, const std::string& line_and_field) {
+  try {
+    parse_topology_yaml(text, "t.yaml");
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(line_and_field), std::string::npos) << e.what();
+  }
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TEST(YamlErrors, ValidFileLoads) { EXPECT_EQ(parse_topology_yaml(kValid).gpus().size(), 2u); }
+TEST(YamlErrors, VertexKind) { expect_error(replace(kValid, "kind: nvswitch, node", "kind: hub, node"), "t.yaml:5: vertices[2].kind"); }
+TEST(YamlErrors, VertexNode) { expect_error(replace(kValid, "node: 0, local_rank: 1", "node: x, local_rank: 1"), "t.yaml:4: vertices[1].node"); }
+TEST(YamlErrors, VertexLocalRank) { expect_error(replace(kValid, "local_rank: 1", "local_rank: -1"), "t.yaml:4: vertices[1].local_rank"); }
+TEST(YamlErrors, VertexName) { expect_error(replace(kValid, "{name: g1,", "{name: g0,"), "vertices[1].name"); }
+TEST(YamlErrors, GpuWithoutNode) { expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"), "t.yaml:4: vertices[1]"); }
+TEST(YamlErrors, UnknownVertexField) { expect_error(replace(kValid, "local_rank: 1}", "local_rank: 1, colour: red}"), "vertices[1].colour"); }
+TEST(YamlErrors, LinkFrom) { expect_error(replace(kValid, "{from: g0", "{from: g9"), "t.yaml:7: links[0].from"); }
+TEST(YamlErrors, LinkTo) { expect_error(replace(kValid, "{from: g1, to: sw", "{from: g1, to: s2"), "t.yaml:8: links[1].to"); }
+TEST(YamlErrors, LinkKind) { expect_error(replace(kValid, "{from: g0, to: sw, kind: nvswitch", "{from: g0, to: sw, kind: wifi"), "t.yaml:7: links[0].kind"); }
+TEST(YamlErrors, LinkBandwidth) { expect_error(replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "300GB/h, latency: 500ns}\n  - {from: g1"), "t.yaml:7: links[0].bandwidth"); }
+TEST(YamlErrors, LinkLatency) { expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: soon}\n  - {from: g1"), "t.yaml:7: links[0].latency"); }
+TEST(YamlErrors, LinkMissingBandwidth) { expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1", " latency: 500ns}\n  - {from: g1"), "t.yaml:7: links[0].bandwidth"); }
+TEST(YamlErrors, SelfLink) { expect_error(replace(kValid, "{from: g0, to: sw", "{from: g0, to: g0"), "t.yaml:7: links[0]"); }
+TEST(YamlErrors, TopLevelField) { expect_error(std::string(kValid) + "colour: blue\n", "topology.colour"); }
+TEST(YamlErrors, NotYaml) { expect_error("vertices: [\n", "t.yaml"); }
+TEST(YamlErrors, NoGpu) { expect_error("vertices:\n  - {name: s, kind: switch}\nlinks: []\n", "t.yaml:2: vertices"); }
+TEST(YamlErrors, Disconnected) {
+  const Topology t = parse_topology_yaml(replace(kValid, "  - {from: g1, to: sw, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}\n", ""));
+  EXPECT_THROW(t.route_between_ranks(0, 1), ConfigError);
+}
+
+}  // namespace
+}  // namespace cclab::topo
