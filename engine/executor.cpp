@@ -153,10 +153,16 @@ class ReferenceRun {
       // Complete pending receives whose message has arrived; per (peer, channel) only the oldest may match.
       {
         std::unique_lock lock(inbox.mutex);
+        // A receive that found no message blocks later receives on its (peer, channel) for this pass, even if a
+        // message arrives meanwhile: that message belongs to the older receive.
+        std::vector<std::pair<int, int>> blocked;
         for (auto it = pending.begin(); it != pending.end();) {
           const Op& op = p.ops[*it];
-          auto q = inbox.queues.find({op.peer, op.channel});
-          if (q == inbox.queues.end() || q->second.empty()) {
+          const std::pair<int, int> key{op.peer, op.channel};
+          auto q = inbox.queues.find(key);
+          if (q == inbox.queues.end() || q->second.empty() ||
+              std::find(blocked.begin(), blocked.end(), key) != blocked.end()) {
+            blocked.push_back(key);
             ++it;
             continue;
           }
