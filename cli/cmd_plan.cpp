@@ -26,10 +26,9 @@ struct PlanArgs {
   int show_ops = 0;
 };
 
-void print_cost_table(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& options,
-                      const CostParams& cost) {
+void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& rows) {
   fmt::print("{:<18} {:>12} {:>12} {:>12}  {}\n", "algorithm", "time", "algbw(GB/s)", "busbw(GB/s)", "status");
-  for (const CostRow& row : cost_table(spec, t, options, cost)) {
+  for (const CostRow& row : rows) {
     if (!row.support.ok) {
       fmt::print("{:<18} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", row.support.reason);
       continue;
@@ -46,13 +45,16 @@ void run_plan(const PlanArgs& args) {
   const PlanOptions options = args.collective.plan_options();
   const CostParams cost = args.collective.cost_params();
 
-  if (args.algorithm == "auto") {
+  std::string algorithm = args.algorithm;
+  if (algorithm == "auto") {
+    const auto rows = cost_table(spec, topology, options, cost);
     fmt::print("cost table ({}, α-β model, {}):\n", topology.name(), describe(spec));
-    print_cost_table(spec, topology, options, cost);
+    print_cost_table(spec, rows);
     fmt::print("\n");
+    if (auto best = cheapest(rows)) algorithm = *best;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Planned planned = plan_collective(spec, topology, args.algorithm, options, cost);
+  Planned planned = plan_collective(spec, topology, algorithm, options, cost);
   if (!planned.schedule) throw ConfigError(planned.reason);
   const Schedule& s = *planned.schedule;
   const auto t1 = std::chrono::steady_clock::now();

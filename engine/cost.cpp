@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
+#include <cmath>
 
 #include "common/error.hpp"
 #include "engine/progress.hpp"
@@ -19,9 +21,10 @@ class Timeline : public ProgressHooks {
  public:
   explicit Timeline(const Schedule& s) : s_(s), channel_last_start_(s.spec.world_size) {
     result_.op_times.resize(s.spec.world_size);
+    const int channels = std::max(1, s.num_channels());
     for (int r = 0; r < s.spec.world_size; ++r) {
       result_.op_times[r].assign(s.ranks[r].ops.size(), OpTiming{});
-      channel_last_start_[r].assign(std::max(1, s.num_channels()), 0.0);
+      channel_last_start_[r].assign(channels, 0.0);
     }
   }
 
@@ -55,8 +58,10 @@ class AlphaBetaTimeline final : public Timeline {
  public:
   AlphaBetaTimeline(const Schedule& s, const topo::Topology& t, const CostParams& params)
       : Timeline(s), params_(params), elem_bytes_(static_cast<double>(dtype_size_bytes(s.spec.dtype))) {
-    // Static link sharing: how many connections route over each directed link.
-    std::unordered_map<std::size_t, int> users;
+    // Static link sharing: how many channels have a connection routed over each directed link. Channels run
+    // concurrently and split a link; the phases of one channel (a ring's reduce-scatter and allgather, the
+    // steps of halving-doubling) follow each other and do not.
+    std::unordered_map<std::size_t, std::unordered_set<int>> channels_on_link;
     for (int a = 0; a < s.spec.world_size; ++a) {
       for (const Op& op : s.ranks[a].ops) {
         if (op.kind != OpKind::Send) continue;
@@ -65,13 +70,14 @@ class AlphaBetaTimeline final : public Timeline {
         auto route = routes_.find(pair_key(a, op.peer));
         if (route == routes_.end()) route = routes_.emplace(pair_key(a, op.peer), t.route_between_ranks(a, op.peer)).first;
         it->second.route = &route->second;
-        for (const topo::Hop& h : route->second.hops) ++users[h.directed_id()];
+        for (const topo::Hop& h : route->second.hops) channels_on_link[h.directed_id()].insert(op.channel);
       }
     }
     for (auto& [key, conn] : connections_) {
       conn.bandwidth_Bps = std::numeric_limits<double>::infinity();
       for (const topo::Hop& h : conn.route->hops) {
-        conn.bandwidth_Bps = std::min(conn.bandwidth_Bps, t.link(h.link).bandwidth_Bps / users[h.directed_id()]);
+        const double share = static_cast<double>(channels_on_link[h.directed_id()].size());
+        conn.bandwidth_Bps = std::min(conn.bandwidth_Bps, t.link(h.link).bandwidth_Bps / share);
       }
     }
   }

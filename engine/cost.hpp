@@ -1,8 +1,9 @@
 // The α-β-γ cost of a schedule on a topology: the contention-free critical path through the schedule's ops.
 // - A transfer a -> b starts when both sides have started and the (a, b, channel) connection has put out its
 //   previous message; it takes α + n/B, where α is the route's latency plus a per-message overhead and B is the
-//   route's bottleneck bandwidth shared by the connections whose routes use each link (a static share: it stands
-//   in for contention the SimGrid backend models properly).
+//   route's bottleneck bandwidth, each link split evenly among the channels whose connections cross it (channels
+//   run concurrently; the phases of one channel do not). This static share stands in for the contention the
+//   SimGrid backend models properly.
 // - A RecvReduce adds n/γ (reduction throughput); a Copy or LocalReduce takes n/γ.
 // - Op start times follow the IR: after deps complete and after the channel predecessor starts.
 // With one channel and one chunk on a uniform single-switch topology, ring allreduce costs exactly

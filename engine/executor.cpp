@@ -33,7 +33,7 @@ class ReferenceRun {
  public:
   ReferenceRun(const Schedule& s, std::vector<RankBuffers>& buffers, const ExecOptions& options)
       : s_(s), buffers_(buffers), options_(options), mailboxes_(s.spec.world_size),
-        elem_(dtype_size_bytes(s.spec.dtype)) {
+        elem_(dtype_size_bytes(s.spec.dtype)), channels_(std::max(1, s.num_channels())) {
     result_.op_times.resize(s.spec.world_size);
     result_.rank_end_s.assign(s.spec.world_size, 0);
   }
@@ -93,7 +93,7 @@ class ReferenceRun {
   void run_rank(int rank) {
     const Program& p = s_.ranks[rank];
     scratch_[rank].assign(p.scratch_count * elem_, std::byte{0});
-    const int channels = std::max(1, s_.num_channels());
+    const int channels = channels_;
     std::vector<std::vector<OpId>> channel_ops(channels);
     for (OpId i = 0; i < p.ops.size(); ++i) channel_ops[p.ops[i].channel].push_back(i);
     std::vector<std::size_t> next(channels, 0);
@@ -204,6 +204,7 @@ class ReferenceRun {
   std::vector<Mailbox> mailboxes_;
   std::vector<std::vector<std::byte>> scratch_ = std::vector<std::vector<std::byte>>(s_.spec.world_size);
   std::size_t elem_;
+  int channels_;
   RunResult result_;
   Clock::time_point start_;
   std::mutex error_mutex_;

@@ -134,10 +134,13 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
   struct RankState {
     std::vector<std::vector<OpId>> channel_ops;  // per channel, op ids in program order
     std::vector<std::size_t> next;               // per channel, index of the next op to start
-    std::vector<std::uint32_t> waiting;          // per op, deps not yet done
+    struct OpState {
+      std::uint32_t waiting = 0;  // deps not yet done
+      std::uint8_t state = kIdle;
+    };
+    std::vector<OpState> op;                     // per op, packed: the walk touches both together
     std::vector<OpId> dependents;                // CSR of reverse deps
     std::vector<std::uint32_t> dependents_begin;
-    std::vector<std::uint8_t> state;
     std::size_t done = 0;
   };
   std::vector<RankState> ranks(world);
@@ -146,12 +149,11 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     RankState& st = ranks[r];
     st.channel_ops.assign(channels, {});
     st.next.assign(channels, 0);
-    st.waiting.assign(p.ops.size(), 0);
-    st.state.assign(p.ops.size(), kIdle);
+    st.op.assign(p.ops.size(), {});
     st.dependents_begin.assign(p.ops.size() + 1, 0);
     for (OpId i = 0; i < p.ops.size(); ++i) {
       st.channel_ops[p.ops[i].channel].push_back(i);
-      st.waiting[i] = p.ops[i].deps_count;
+      st.op[i].waiting = p.ops[i].deps_count;
       for (OpId d : p.deps_of(p.ops[i])) ++st.dependents_begin[d + 1];
     }
     for (std::size_t i = 1; i < st.dependents_begin.size(); ++i) st.dependents_begin[i] += st.dependents_begin[i - 1];
@@ -163,48 +165,41 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
 
   // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
   // completions keeps ops pending as long as the semantics allow, which is what exposes races to the verifier.
-  std::vector<int> worklist;
-  std::vector<std::uint8_t> queued(world, 1);
-  for (int r = world - 1; r >= 0; --r) worklist.push_back(r);
+  // The worklist holds (rank, channel) lanes whose next op may have become startable.
+  std::vector<std::pair<int, int>> worklist;
+  for (int r = world - 1; r >= 0; --r)
+    for (int c = channels - 1; c >= 0; --c) worklist.push_back({r, c});
   std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
   auto complete = [&](int r, OpId i) {
     RankState& st = ranks[r];
-    st.state[i] = kDone;
+    st.op[i].state = kDone;
     ++st.done;
-    for (std::uint32_t k = st.dependents_begin[i]; k < st.dependents_begin[i + 1]; ++k) --st.waiting[st.dependents[k]];
-  };
-  auto enqueue = [&](int r) {
-    if (!queued[r]) queued[r] = 1, worklist.push_back(r);
+    for (std::uint32_t k = st.dependents_begin[i]; k < st.dependents_begin[i + 1]; ++k) {
+      const OpId j = st.dependents[k];
+      if (--st.op[j].waiting == 0) worklist.push_back({r, s.ranks[r].ops[j].channel});
+    }
   };
 
   while (!hooks.stop()) {
     while (!worklist.empty() && !hooks.stop()) {
-      const int r = worklist.back();
+      const auto [r, c] = worklist.back();
       worklist.pop_back();
-      queued[r] = 0;
       RankState& st = ranks[r];
       const Program& p = s.ranks[r];
-      bool progressed = true;
-      while (progressed && !hooks.stop()) {
-        progressed = false;
-        for (int c = 0; c < channels; ++c) {
-          auto& list = st.channel_ops[c];
-          while (st.next[c] < list.size() && st.waiting[list[st.next[c]]] == 0) {
-            const OpId i = list[st.next[c]++];
-            progressed = true;
-            st.state[i] = kStarted;
-            hooks.on_start(r, i);
-            const Op& op = p.ops[i];
-            if (!is_comm(op.kind)) {
-              hooks.on_local(r, i);
-              complete(r, i);
-              continue;
-            }
-            const OpRef self{r, i}, other = matching.partner[r][i];
-            if (ranks[other.rank].state[other.op] != kStarted) continue;  // the peer will queue the pair
-            ready.push_back(op.kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
-          }
+      auto& list = st.channel_ops[c];
+      while (st.next[c] < list.size() && st.op[list[st.next[c]]].waiting == 0 && !hooks.stop()) {
+        const OpId i = list[st.next[c]++];
+        st.op[i].state = kStarted;
+        hooks.on_start(r, i);
+        const Op& op = p.ops[i];
+        if (!is_comm(op.kind)) {
+          hooks.on_local(r, i);
+          complete(r, i);
+          continue;
         }
+        const OpRef self{r, i}, other = matching.partner[r][i];
+        if (ranks[other.rank].op[other.op].state != kStarted) continue;  // the peer will queue the pair
+        ready.push_back(op.kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
       }
     }
     if (ready.empty() || hooks.stop()) break;
@@ -213,8 +208,6 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     hooks.on_transfer(send.rank, send.op, recv.rank, recv.op);
     complete(send.rank, send.op);
     complete(recv.rank, recv.op);
-    enqueue(send.rank);
-    enqueue(recv.rank);
   }
   if (hooks.stop()) return std::nullopt;
   for (int r = 0; r < world; ++r) {
@@ -224,8 +217,8 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
       const auto& list = st.channel_ops[c];
       for (std::size_t k = 0; k < list.size(); ++k) {
         const OpId i = list[k];
-        if (st.state[i] == kDone) continue;
-        const char* why = st.state[i] == kStarted ? "waits for its peer, which never reaches the matching op"
+        if (st.op[i].state == kDone) continue;
+        const char* why = st.op[i].state == kStarted ? "waits for its peer, which never reaches the matching op"
                                                    : "never starts: a dependency or the peer it waits on is blocked";
         return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, i), why, st.done,
                            s.ranks[r].ops.size(), r);

@@ -80,7 +80,8 @@ std::vector<Algorithm> make_registry() {
       });
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::tree_allreduce(s, planners::node_groups(t), channels_or(o, 2), chunk_of(o, s));
+        return planners::tree_allreduce(s, planners::node_groups(t), channels_or(o, std::max(2, nics_per_node(t))),
+                                        chunk_of(o, s));
       });
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",
@@ -166,7 +167,7 @@ Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topolo
                         const PlanOptions& options, const CostParams& cost) {
   std::string chosen(name);
   if (name == "auto") {
-    auto best = select_algorithm(spec, topology, options, cost);
+    auto best = cheapest(cost_table(spec, topology, options, cost));
     if (!best) return Planned{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
     chosen = *best;
   }
@@ -194,9 +195,13 @@ std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology
 
 std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
                                             const PlanOptions& options, const CostParams& cost) {
+  return cheapest(cost_table(spec, topology, options, cost));
+}
+
+std::optional<std::string> cheapest(const std::vector<CostRow>& rows) {
   std::optional<std::string> best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (const CostRow& row : cost_table(spec, topology, options, cost)) {
+  for (const CostRow& row : rows) {
     if (row.support.ok && row.time_s < best_time) best_time = row.time_s, best = row.algorithm;
   }
   return best;

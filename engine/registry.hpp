@@ -61,6 +61,8 @@ struct CostRow {
 };
 std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
                                 const PlanOptions& options = {}, const CostParams& cost = {});
+// The cheapest supported row of a cost table, or nullopt when none applies.
+std::optional<std::string> cheapest(const std::vector<CostRow>& rows);
 // The cheapest supported algorithm's name, or nullopt when none applies.
 std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
                                             const PlanOptions& options = {}, const CostParams& cost = {});

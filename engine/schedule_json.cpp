@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-json chunk_json(const Chunk& c) {
-  return json{{"buffer", std::string(to_string(c.buffer))}, {"offset", c.offset}, {"count", c.count}};
-}
-
 class Reader {
  public:
   explicit Reader(const std::string& source) : source_(source) {}
@@ -61,11 +57,13 @@ class Reader {
     return *parsed;
   }
 
+  // A chunk is ["buffer", offset, count].
   Chunk chunk(const json& value, const std::string& field) const {
+    if (!value.is_array() || value.size() != 3) fail(field, "expected [\"input|output|scratch\", offset, count]");
     Chunk c;
-    c.buffer = choice(member(value, "buffer", field), field + ".buffer", parse_buffer, "input, output, scratch");
-    c.offset = integer<std::uint64_t>(member(value, "offset", field), field + ".offset", 0, UINT64_MAX / 2);
-    c.count = integer<std::uint64_t>(member(value, "count", field), field + ".count", 0, UINT64_MAX / 2);
+    c.buffer = choice(value[0], field + "[0]", parse_buffer, "input, output, scratch");
+    c.offset = integer<std::uint64_t>(value[1], field + "[1]", 0, UINT64_MAX / 2);
+    c.count = integer<std::uint64_t>(value[2], field + "[2]", 0, UINT64_MAX / 2);
     return c;
   }
 
@@ -75,41 +73,76 @@ class Reader {
 
 }  // namespace
 
-std::string schedule_to_json(const Schedule& s, int indent) {
-  json doc;
-  doc["collective"] = std::string(to_string(s.spec.collective));
-  doc["algorithm"] = s.algorithm;
-  doc["world_size"] = s.spec.world_size;
-  doc["count"] = s.spec.count;
-  doc["dtype"] = std::string(to_string(s.spec.dtype));
-  doc["op"] = std::string(to_string(s.spec.op));
-  doc["root"] = s.spec.root;
-  doc["params"] = s.params;
-  json ranks = json::array();
+std::string schedule_to_json(const Schedule& s) {
+  // Written with fmt rather than through a JSON DOM: a 256-GPU, 1 GiB ring has two million ops, and the DOM would
+  // need gigabytes. Strings that users control (algorithm, params) go through nlohmann for escaping.
+  fmt::memory_buffer out;
+  auto quoted = [](const std::string& text) { return json(text).dump(); };
+  json params(s.params);
+  fmt::format_to(fmt::appender(out),
+                 "{{\"collective\":\"{}\",\"algorithm\":{},\"world_size\":{},\"count\":{},\"dtype\":\"{}\","
+                 "\"op\":\"{}\",\"root\":{},\"params\":{},\n\"ranks\":[",
+                 to_string(s.spec.collective), quoted(s.algorithm), s.spec.world_size, s.spec.count,
+                 to_string(s.spec.dtype), to_string(s.spec.op), s.spec.root, params.dump());
+  auto chunk = [&](const char* key, const Chunk& c) {
+    fmt::format_to(fmt::appender(out), ",\"{}\":[\"{}\",{},{}]", key, to_string(c.buffer), c.offset, c.count);
+  };
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const Program& p = s.ranks[r];
-    json ops = json::array();
-    for (const Op& op : p.ops) {
-      json o{{"kind", std::string(to_string(op.kind))}};
-      if (is_comm(op.kind)) o["peer"] = op.peer;
-      o["channel"] = op.channel;
-      if (reads_src(op.kind)) o["src"] = chunk_json(op.src);
-      if (writes_dst(op.kind)) o["dst"] = chunk_json(op.dst);
-      auto deps = p.deps_of(op);
-      o["deps"] = std::vector<OpId>(deps.begin(), deps.end());
-      ops.push_back(std::move(o));
+    fmt::format_to(fmt::appender(out), "{}\n{{\"rank\":{},\"scratch\":{},\"ops\":[", r ? "," : "", r,
+                   p.scratch_count);
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      const Op& op = p.ops[i];
+      fmt::format_to(fmt::appender(out), "{}\n{{\"kind\":\"{}\"", i ? "," : "", to_string(op.kind));
+      if (is_comm(op.kind)) fmt::format_to(fmt::appender(out), ",\"peer\":{}", op.peer);
+      fmt::format_to(fmt::appender(out), ",\"channel\":{}", op.channel);
+      if (reads_src(op.kind)) chunk("src", op.src);
+      if (writes_dst(op.kind)) chunk("dst", op.dst);
+      if (op.deps_count > 0) fmt::format_to(fmt::appender(out), ",\"deps\":[{}]", fmt::join(p.deps_of(op), ","));
+      out.push_back('}');
     }
-    ranks.push_back(json{{"rank", r}, {"scratch", p.scratch_count}, {"ops", std::move(ops)}});
+    fmt::format_to(fmt::appender(out), "]}}");
   }
-  doc["ranks"] = std::move(ranks);
-  return doc.dump(indent);
+  fmt::format_to(fmt::appender(out), "]}}\n");
+  return fmt::to_string(out);
 }
 
 Schedule schedule_from_json(const std::string& text, const std::string& source) {
   const Reader in(source);
+  // Ops are converted as the parser finishes each one and then dropped from the DOM (the parser callback), so a
+  // file of millions of ops never exists as a JSON tree. Depths: 0 document, 2 rank objects, 4 op objects.
+  std::vector<Program> programs;
+  std::size_t op_index = 0;
+  json::parser_callback_t on_parse = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 2 && event == json::parse_event_t::object_start) {
+      programs.emplace_back();
+      op_index = 0;
+    } else if (depth == 4 && event == json::parse_event_t::object_end && !programs.empty()) {
+      const std::string of = fmt::format("ranks[{}].ops[{}]", programs.size() - 1, op_index++);
+      Op op;
+      op.kind = in.choice(in.member(parsed, "kind", of), of + ".kind", parse_op_kind,
+                          "send, recv, recv_reduce, copy, local_reduce");
+      if (is_comm(op.kind)) op.peer = in.integer<std::int32_t>(in.member(parsed, "peer", of), of + ".peer", 0, 1 << 20);
+      if (is_comm(op.kind) || parsed.contains("channel")) {
+        op.channel = in.integer<std::uint16_t>(in.member(parsed, "channel", of), of + ".channel", 0, 4095);
+      }
+      if (reads_src(op.kind)) op.src = in.chunk(in.member(parsed, "src", of), of + ".src");
+      if (writes_dst(op.kind)) op.dst = in.chunk(in.member(parsed, "dst", of), of + ".dst");
+      std::vector<OpId> deps;
+      if (parsed.contains("deps")) {
+        const json& dj = parsed["deps"];
+        if (!dj.is_array()) in.fail(of + ".deps", "expected an array of op indices");
+        for (std::size_t d = 0; d < dj.size(); ++d)
+          deps.push_back(in.integer<OpId>(dj[d], fmt::format("{}.deps[{}]", of, d), 0, 1u << 31));
+      }
+      programs.back().add(op, deps);
+      return false;
+    }
+    return true;
+  };
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, on_parse);
   } catch (const json::parse_error& e) {
     throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", source, e.byte, e.what()));
   }
@@ -127,45 +160,29 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
   }
   const json& ranks = in.member(doc, "ranks", "");
   if (!ranks.is_array()) in.fail("ranks", "expected an array");
-  if (ranks.size() != static_cast<std::size_t>(s.spec.world_size)) {
+  if (ranks.size() != static_cast<std::size_t>(s.spec.world_size) || programs.size() != ranks.size()) {
     in.fail("ranks", fmt::format("has {} entries for world_size {}", ranks.size(), s.spec.world_size));
   }
-  s.ranks.resize(ranks.size());
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::string rf = fmt::format("ranks[{}]", i);
     const json& rj = ranks[i];
     const int rank = in.integer<int>(in.member(rj, "rank", rf), rf + ".rank", 0, s.spec.world_size - 1);
     if (rank != static_cast<int>(i)) in.fail(rf + ".rank", fmt::format("is {}, expected {} (ranks in order)", rank, i));
-    Program& p = s.ranks[i];
-    if (rj.contains("scratch")) p.scratch_count = in.integer<std::uint64_t>(rj["scratch"], rf + ".scratch", 0, UINT64_MAX / 2);
-    const json& ops = in.member(rj, "ops", rf);
-    if (!ops.is_array()) in.fail(rf + ".ops", "expected an array");
-    for (std::size_t k = 0; k < ops.size(); ++k) {
-      const std::string of = fmt::format("{}.ops[{}]", rf, k);
-      const json& oj = ops[k];
-      Op op;
-      op.kind = in.choice(in.member(oj, "kind", of), of + ".kind", parse_op_kind,
-                          "send, recv, recv_reduce, copy, local_reduce");
-      if (is_comm(op.kind)) {
-        op.peer = in.integer<std::int32_t>(in.member(oj, "peer", of), of + ".peer", 0, s.spec.world_size - 1);
+    if (!rj.contains("ops")) in.fail(rf + ".ops", "missing required field");
+    if (rj.contains("scratch")) {
+      programs[i].scratch_count = in.integer<std::uint64_t>(rj["scratch"], rf + ".scratch", 0, UINT64_MAX / 2);
+    }
+    const Program& p = programs[i];
+    for (std::size_t k = 0; k < p.ops.size(); ++k) {
+      const Op& op = p.ops[k];
+      if (is_comm(op.kind) && op.peer >= s.spec.world_size) {
+        in.fail(fmt::format("{}.ops[{}].peer", rf, k), fmt::format("{} is not a rank of 0..{}", op.peer, s.spec.world_size - 1));
       }
-      if (is_comm(op.kind) || oj.contains("channel")) {
-        op.channel = in.integer<std::uint16_t>(in.member(oj, "channel", of), of + ".channel", 0, 4095);
-      }
-      if (reads_src(op.kind)) op.src = in.chunk(in.member(oj, "src", of), of + ".src");
-      if (writes_dst(op.kind)) op.dst = in.chunk(in.member(oj, "dst", of), of + ".dst");
-      std::vector<OpId> deps;
-      if (oj.contains("deps")) {
-        const json& dj = oj["deps"];
-        if (!dj.is_array()) in.fail(of + ".deps", "expected an array of op indices");
-        for (std::size_t d = 0; d < dj.size(); ++d) {
-          deps.push_back(in.integer<OpId>(dj[d], fmt::format("{}.deps[{}]", of, d), 0,
-                                          static_cast<OpId>(std::max<std::size_t>(ops.size(), 1) - 1)));
-        }
-      }
-      p.add(op, deps);
+      for (OpId d : p.deps_of(op))
+        if (d >= p.ops.size()) in.fail(fmt::format("{}.ops[{}].deps", rf, k), fmt::format("op {} does not exist", d));
     }
   }
+  s.ranks = std::move(programs);
   return s;
 }
 
@@ -183,7 +200,7 @@ void save_schedule_file(const Schedule& schedule, const std::string& path) {
   {
     std::ofstream out(tmp);
     if (!out) throw ConfigError(fmt::format("{}: cannot write schedule file", path));
-    out << schedule_to_json(schedule) << "\n";
+    out << schedule_to_json(schedule);
     if (!out) throw ConfigError(fmt::format("{}: write failed", path));
   }
   std::filesystem::rename(tmp, path);

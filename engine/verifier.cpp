@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory_resource>
+
+#include <boost/container/small_vector.hpp>
 
 #include <fmt/format.h>
 
@@ -42,9 +45,20 @@ struct Piece {
   Sym value;  // delta: element at (run start + i) of the source holds input[start + i + delta]
 };
 
+struct Region {
+  int storage;
+  std::uint64_t lo, hi;
+};
+
+// Most reads and writes cover one run; keep them off the heap.
+using Pieces = boost::container::small_vector<Piece, 4>;
+using Regions = boost::container::small_vector<Region, 2>;
+
 // One storage array of one rank, as an interval map from start to (end, value). Adjacent equal runs merge.
 class SymBuffer {
  public:
+  explicit SymBuffer(std::pmr::memory_resource* pool = std::pmr::get_default_resource()) : runs_(pool) {}
+
   void assign_all(std::uint64_t size, Sym value) {
     runs_.clear();
     if (size > 0) runs_[0] = Run{size, value};
@@ -52,8 +66,8 @@ class SymBuffer {
 
   // Pieces covering [lo, lo + n), deltas expressed so that moving a piece to position p keeps meaning when the
   // caller adds (lo - p) to delta.
-  std::vector<Piece> read(std::uint64_t lo, std::uint64_t n) const {
-    std::vector<Piece> out;
+  Pieces read(std::uint64_t lo, std::uint64_t n) const {
+    Pieces out;
     const std::uint64_t hi = lo + n;
     std::uint64_t at = lo;
     auto it = runs_.upper_bound(lo);
@@ -75,7 +89,7 @@ class SymBuffer {
     return out;
   }
 
-  void write(std::uint64_t lo, const std::vector<Piece>& pieces) {
+  void write(std::uint64_t lo, const Pieces& pieces) {
     std::uint64_t total = 0;
     for (const Piece& p : pieces) total += p.length;
     if (total == 0) return;
@@ -124,18 +138,18 @@ class SymBuffer {
     }
   }
 
-  std::map<std::uint64_t, Run> runs_;
+  std::pmr::map<std::uint64_t, Run> runs_;
 };
 
 // Re-expresses pieces read at `from` for writing at `to`: delta is relative to absolute positions.
-void move_pieces(std::vector<Piece>& pieces, std::uint64_t from, std::uint64_t to) {
+void move_pieces(Pieces& pieces, std::uint64_t from, std::uint64_t to) {
   const std::int64_t shift = static_cast<std::int64_t>(from) - static_cast<std::int64_t>(to);
   for (Piece& p : pieces)
     if (p.value.members != 0 && !p.value.poisoned) p.value.delta += shift;
 }
 
-std::vector<Piece> combine_pieces(const std::vector<Piece>& a, const std::vector<Piece>& b) {
-  std::vector<Piece> out;
+Pieces combine_pieces(const Pieces& a, const Pieces& b) {
+  Pieces out;
   std::size_t i = 0, j = 0;
   std::uint64_t used_a = 0, used_b = 0;
   while (i < a.size() && j < b.size()) {
@@ -151,10 +165,6 @@ std::vector<Piece> combine_pieces(const std::vector<Piece>& a, const std::vector
 // Storage arrays of a rank: input and output (aliased in place), and scratch.
 enum Storage : int { kInputStorage = 0, kOutputStorage = 1, kScratchStorage = 2 };
 
-struct Region {
-  int storage;
-  std::uint64_t lo, hi;
-};
 
 bool overlaps(const Region& a, const Region& b) {
   return a.storage == b.storage && a.lo < b.hi && b.lo < a.hi && a.lo < a.hi && b.lo < b.hi;
@@ -162,7 +172,9 @@ bool overlaps(const Region& a, const Region& b) {
 
 class SymbolicRun final : public ProgressHooks {
  public:
-  SymbolicRun(const Schedule& s, bool in_place) : s_(s), in_place_(in_place), state_(s.spec.world_size) {
+  SymbolicRun(const Schedule& s, bool in_place) : s_(s), in_place_(in_place) {
+    state_.reserve(s.spec.world_size);
+    for (int r = 0; r < s.spec.world_size; ++r) state_.emplace_back(&pool_);
     const CollectiveSpec& spec = s.spec;
     for (int r = 0; r < spec.world_size; ++r) {
       auto& st = state_[r];
@@ -175,7 +187,7 @@ class SymbolicRun final : public ProgressHooks {
         if (spec.collective == Collective::ReduceScatter) {
           st.buffers[kOutputStorage].assign_all(input_count(spec, r), own);
         } else {
-          std::vector<Piece> init{Piece{input_count(spec, r), Sym{own.weight_sum, 1, false, -static_cast<std::int64_t>(off)}}};
+          Pieces init{Piece{input_count(spec, r), Sym{own.weight_sum, 1, false, -static_cast<std::int64_t>(off)}}};
           st.buffers[kOutputStorage].write(off, init);
         }
       } else {
@@ -196,20 +208,20 @@ class SymbolicRun final : public ProgressHooks {
     return {kOutputStorage, c.offset + shift, c.end() + shift};
   }
 
-  std::vector<Piece> read(int rank, const Chunk& c) const {
+  Pieces read(int rank, const Chunk& c) const {
     const Region g = region(rank, c);
     auto pieces = state_[rank].buffers[g.storage].read(g.lo, c.count);
     return pieces;
   }
 
-  void write(int rank, const Chunk& c, std::vector<Piece> pieces, std::uint64_t from_position) {
+  void write(int rank, const Chunk& c, Pieces pieces, std::uint64_t from_position) {
     const Region g = region(rank, c);
     move_pieces(pieces, from_position, g.lo);
     state_[rank].buffers[g.storage].write(g.lo, pieces);
   }
 
   // ---- race detection against ops pending on the same rank ----
-  void check_against_pending(int rank, OpId id, const std::vector<Region>& reads, const std::vector<Region>& writes) {
+  void check_against_pending(int rank, OpId id, const Regions& reads, const Regions& writes) {
     if (error_) return;
     for (OpId other : state_[rank].pending) {
       if (other == id) continue;
@@ -231,7 +243,7 @@ class SymbolicRun final : public ProgressHooks {
   void on_start(int rank, OpId id) override {
     const Op& op = s_.ranks[rank].ops[id];
     if (is_comm(op.kind)) {
-      std::vector<Region> reads, writes;
+      Regions reads, writes;
       if (reads_src(op.kind)) reads.push_back(region(rank, op.src));
       if (writes_dst(op.kind)) writes.push_back(region(rank, op.dst));
       check_against_pending(rank, id, reads, writes);
@@ -335,11 +347,13 @@ class SymbolicRun final : public ProgressHooks {
   }
 
   struct RankState {
+    explicit RankState(std::pmr::memory_resource* pool) : buffers{SymBuffer(pool), SymBuffer(pool), SymBuffer(pool)} {}
     std::array<SymBuffer, 3> buffers;
     std::vector<OpId> pending;  // started communication ops, not yet completed
   };
   const Schedule& s_;
   bool in_place_;
+  std::pmr::unsynchronized_pool_resource pool_;  // map nodes of every buffer: freed all at once at the end
   std::vector<RankState> state_;
   std::optional<std::string> error_;
 };

@@ -88,7 +88,7 @@ TEST(Formulas, DoubleBinaryTree) {
       for (int n = 0; n < nodes; ++n)
         for (int j = 0; j < g; ++j) groups[n].push_back(n * g + j);
       const int p = nodes * g;
-      const Tree t0 = double_binary_tree(groups, 0), t1 = double_binary_tree(groups, 1);
+      const Tree t0 = double_binary_tree(groups, 0, 0), t1 = double_binary_tree(groups, 1, 1);
       // Depth: the node chain plus at most ⌈log2 N⌉ tree levels.
       const int log_nodes = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
       EXPECT_LE(t0.depth(), g - 1 + log_nodes);

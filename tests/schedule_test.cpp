@@ -59,7 +59,8 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"peer\":1", "\"peer\":\"one\""), "p.json: ranks[0].ops[0].peer");
   expect_error(edit("\"peer\":1", "\"peer\":7"), "ranks[0].ops[0].peer");
   expect_error(edit("\"kind\":\"send\"", "\"kind\":\"teleport\""), "ranks[0].ops[0].kind");
-  expect_error(edit("\"buffer\":\"input\"", "\"buffer\":\"cache\""), "ranks[0].ops[0].src.buffer");
+  expect_error(edit("\"src\":[\"input\"", "\"src\":[\"cache\""), "ranks[0].ops[0].src[0]");
+  expect_error(edit("\"src\":[\"input\",", "\"src\":[\"input\",-"), "ranks[0].ops[0].src[1]");
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
   expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
   expect_error("{", "p.json: not valid JSON");

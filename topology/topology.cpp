@@ -80,6 +80,7 @@ VertexId Topology::add_vertex(Vertex vertex) {
   }
   VertexId v = boost::add_vertex(vertex, graph_);
   by_name_.emplace(vertex.name, v);
+  nic_index_.push_back(vertex.kind == VertexKind::Nic ? nics_per_node_[vertex.node]++ : -1);
   num_nodes_ = std::max(num_nodes_, vertex.node + 1);
   if (vertex.kind == VertexKind::Gpu) {
     auto key = [this](VertexId g) { return std::pair(graph_[g].node, graph_[g].local_rank); };
@@ -188,7 +189,18 @@ Route Topology::route(VertexId from, VertexId to) const {
       if (dist[v] != std::numeric_limits<std::int64_t>::max() && dist[v] + weight[*e] == dist[at]) next.push_back(*e);
     }
     CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
-    const auto& chosen = next[flow_hash % next.size()];
+    auto chosen = next[flow_hash % next.size()];
+    for (const auto& e : next) {  // a GPU endpoint's own NIC wins over the hash
+      const VertexId v = boost::target(e, view);
+      if (nic_index_[v] < 0) continue;
+      for (VertexId gpu : {from, to}) {
+        const Vertex& g = graph_[gpu];
+        if (g.kind == VertexKind::Gpu && g.node == graph_[v].node &&
+            nic_index_[v] == g.local_rank % nics_per_node_.at(g.node)) {
+          chosen = e;
+        }
+      }
+    }
     const EdgeProps& props = graph_[chosen];
     const Link& link = links_[props.link];
     result.hops.push_back(Hop{props.link, props.forward});

@@ -102,8 +102,10 @@ class Topology {
 
   // Deterministic route between two vertices: least cost, where a hop costs its latency plus the time a 1 MiB
   // message spends on it, so NVLink beats PCIe and fewer switch hops win. GPUs are never transit vertices.
-  // ECMP: among equal-cost next hops the choice is (hash of source and destination names) mod their number, a
-  // per-flow hash as switches do, so different pairs spread over spines while one pair always takes one path.
+  // Among equal-cost next hops: a NIC of the source's or destination's node is chosen by the GPU, which uses its
+  // own NIC (index local_rank mod the node's NICs, as NCCL pairs each GPU with its nearest NIC) when that one is a
+  // choice; switches choose by ECMP, (hash of source and destination names) mod the number of choices, a per-flow
+  // hash, so different pairs spread over spines while one pair always takes one path.
   // Throws ConfigError when the two vertices are not connected.
   Route route(VertexId from, VertexId to) const;
   Route route_between_ranks(int from, int to) const { return route(gpus_.at(from), gpus_.at(to)); }
@@ -119,6 +121,8 @@ class Topology {
   std::vector<Link> links_;
   std::unordered_map<std::string, VertexId> by_name_;
   std::vector<VertexId> gpus_;
+  std::vector<int> nic_index_;              // per vertex: index of a NIC among its node's NICs, else -1
+  std::unordered_map<int, int> nics_per_node_;
   int num_nodes_ = 0;
 };
 

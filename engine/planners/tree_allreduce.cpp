@@ -8,15 +8,18 @@
 
 namespace cclab::planners {
 
-Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree) {
+Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree, int head) {
   const int nodes = static_cast<int>(groups.size());
   const Tree node_tree = which_tree == 0 ? binary_tree(nodes) : complementary_binary_tree(nodes);
   int world = 0;
   for (const auto& g : groups) world += static_cast<int>(g.size());
   std::vector<int> parent(world, -1);
+  // The chain starts at local rank `head` and walks up (tree 0) or down (tree 1) through the node.
   auto chain = [&](int node) {
-    std::vector<int> c = groups[node];
-    if (which_tree == 1) std::reverse(c.begin(), c.end());
+    const auto& g = groups[node];
+    const int n = static_cast<int>(g.size());
+    std::vector<int> c;
+    for (int j = 0; j < n; ++j) c.push_back(g[((which_tree == 0 ? head + j : head - j) % n + n) % n]);
     return c;
   };
   for (int n = 0; n < nodes; ++n) {
@@ -31,7 +34,10 @@ Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vecto
                         std::uint64_t chunk_size) {
   CCLAB_ENFORCE(channels >= 1, "tree allreduce needs at least one channel");
   Schedule s = empty_schedule(spec, "tree");
-  const Tree trees[2] = {double_binary_tree(groups, 0), double_binary_tree(groups, 1)};
+  // Channel c runs tree c mod 2 with its node chains headed by local rank c, so that channels leave nodes through
+  // different GPUs and NICs, as the rings do.
+  std::vector<Tree> trees;
+  for (int c = 0; c < channels; ++c) trees.push_back(double_binary_tree(groups, c % 2, c));
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
   std::vector<OpId> reduced(rounds), sent_up(rounds), have(rounds);
   for (int r = 0; r < spec.world_size; ++r) {
@@ -39,7 +45,7 @@ Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vecto
     for (const Tree& t : trees)
       s.ranks[r].scratch_count = std::max(s.ranks[r].scratch_count, child_slots_size(t.children[r].size(), spec.count));
     for (int c = 0; c < channels; ++c) {
-      const Tree& tree = trees[c % 2];
+      const Tree& tree = trees[c];
       const int up = 2 * c, down = 2 * c + 1;
       const int parent = tree.parent[r];
       const ElemRange slice = partition(spec.count, channels, c);

@@ -1,9 +1,9 @@
 // Double binary tree allreduce, as NCCL builds it (Sanders, Speck & Träff 2009; NCCL 2.4 trees.cc):
 // two complementary in-order binary trees over the nodes, so that with an even node count every node is interior
 // in at most one of them (with an odd count, exactly one node is interior in both);
-// inside a node the GPUs form a chain whose head joins the node tree (tree 1 uses the reversed chain, so a
-// different GPU and NIC carry its inter-node traffic). Channel c runs tree c mod 2 on its slice of the buffer, so
-// with two channels each tree carries half the data. Every chunk is reduced up the tree (children's data summed
+// inside a node the GPUs form a chain whose head joins the node tree. Channel c runs tree c mod 2 on its slice of
+// the buffer, with chains headed by local rank c (tree 1 walks the chain the other way), so with two channels each
+// tree carries half the data and with one channel per NIC every NIC carries a tree. Every chunk is reduced up the tree (children's data summed
 // into the output, then sent to the parent) and broadcast back down; up and down use separate IR channels
 // (2c and 2c+1) so that chunk k+1 goes up while chunk k comes down.
 //   Steps:          2·D per chunk, D the depth of the rank tree: D = (g-1) + depth of the node tree, with
@@ -20,8 +20,9 @@
 
 namespace cclab::planners {
 
-// The rank tree that channel c uses, from the node groups (ranks of each node in local order).
-Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree);
+// Tree `which_tree` (0 or 1) over the node groups (ranks of each node in local order), with every node's chain
+// starting at local rank `head` (mod the node's size).
+Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree, int head);
 
 Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups, int channels,
                         std::uint64_t chunk_elems);
