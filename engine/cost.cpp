@@ -77,7 +77,7 @@ class AlphaBetaTimeline final : public Timeline {
       conn.bandwidth_Bps = std::numeric_limits<double>::infinity();
       for (const topo::Hop& h : conn.route->hops) {
         const double share = static_cast<double>(channels_on_link[h.directed_id()].size());
-        conn.bandwidth_Bps = std::min(conn.bandwidth_Bps, t.link(h.link).bandwidth_Bps / share);
+        conn.bandwidth_Bps = std::min(conn.bandwidth_Bps, t.effective_bandwidth_Bps(h.link) / share);
       }
     }
   }
@@ -98,8 +98,8 @@ class AlphaBetaTimeline final : public Timeline {
     const double bytes = send.src.count * elem_bytes_;
     const double begin = std::max({ts.start_s, tr.start_s, conn.free_s});
     const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
-    conn.free_s = begin + wire_s;
-    double end = begin + conn.route->latency_s + params_.per_message_s + wire_s;
+    double end = begin + conn.route->latency_s + wire_s;
+    conn.free_s = end;
     ts.end_s = end;
     if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;
     tr.end_s = end;

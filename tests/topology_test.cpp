@@ -44,10 +44,10 @@ TEST(Presets, IntraNodeGoesThroughNvSwitchInterNodeThroughNics) {
   const Route intra = t.route_between_ranks(0, 5);
   ASSERT_EQ(intra.hops.size(), 2u);
   EXPECT_EQ(t.link(intra.hops[0].link).kind, LinkKind::NvSwitch);
-  EXPECT_DOUBLE_EQ(intra.bottleneck_bandwidth_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(intra.bottleneck_bandwidth_Bps, 300e9 * t.link_model(LinkKind::NvSwitch).efficiency);
   const Route inter = t.route_between_ranks(3, 12);
   EXPECT_FALSE(passes_through_gpu(t, inter));
-  EXPECT_DOUBLE_EQ(inter.bottleneck_bandwidth_Bps, 25e9);  // HDR 200 Gb/s
+  EXPECT_DOUBLE_EQ(inter.bottleneck_bandwidth_Bps, 25e9 * t.link_model(LinkKind::InfiniBand).efficiency);  // HDR
   bool crosses_ib = false;
   for (const Hop& h : inter.hops) crosses_ib |= t.link(h.link).kind == LinkKind::InfiniBand;
   EXPECT_TRUE(crosses_ib);
@@ -55,10 +55,10 @@ TEST(Presets, IntraNodeGoesThroughNvSwitchInterNodeThroughNics) {
 
 TEST(Presets, H100AndPcieParameters) {
   const Topology h = make_preset("dgx_h100:1");
-  EXPECT_DOUBLE_EQ(h.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(h.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 450e9 * 0.8);
   const Topology p = make_preset("pcie_server:3,gpus=2,nic=100Gbps");
   EXPECT_EQ(p.gpus().size(), 6u);
-  EXPECT_DOUBLE_EQ(p.route_between_ranks(0, 5).bottleneck_bandwidth_Bps, 12.5e9);
+  EXPECT_DOUBLE_EQ(p.route_between_ranks(0, 5).bottleneck_bandwidth_Bps, 12.5e9 * 0.9);  // Ethernet
 }
 
 TEST(Topology, NearestNicIsOnTheSamePcieSwitch) {
@@ -94,7 +94,7 @@ TEST(Topology, OversubscriptionSetsUplinkBandwidth) {
   const Topology t = make_preset("pcie_server:4,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=2,spines=1,oversub=4");
   // A leaf has 2 x 12.5 GB/s down; one spine up-link of 25/4 GB/s.
   const Route r = t.route_between_ranks(0, 3);
-  EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, 25e9 / 4);
+  EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, 25e9 / 4 * 0.9);
 }
 
 TEST(Topology, RailFabricKeepsSameRailTrafficOnItsRail) {
@@ -186,6 +186,14 @@ TEST(YamlErrors, LinkLatency) { expect_error(replace(kValid, "latency: 500ns}\n 
 TEST(YamlErrors, LinkMissingBandwidth) { expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1", " latency: 500ns}\n  - {from: g1"), "t.yaml:7: links[0].bandwidth"); }
 TEST(YamlErrors, SelfLink) { expect_error(replace(kValid, "{from: g0, to: sw", "{from: g0, to: g0"), "t.yaml:7: links[0]"); }
 TEST(YamlErrors, TopLevelField) { expect_error(std::string(kValid) + "colour: blue\n", "topology.colour"); }
+TEST(YamlErrors, LinkModelEfficiency) { expect_error(std::string(kValid) + "link_models:\n  pcie: {efficiency: 1.5}\n", "t.yaml:10: link_models.pcie.efficiency"); }
+TEST(YamlErrors, LinkModelKind) { expect_error(std::string(kValid) + "link_models:\n  wifi: {efficiency: 0.5}\n", "t.yaml:10: link_models.wifi"); }
+TEST(YamlErrors, LinkModelOverhead) { expect_error(std::string(kValid) + "link_models:\n  pcie: {overhead: fast}\n", "t.yaml:10: link_models.pcie.overhead"); }
+TEST(Yaml, LinkModelsOverrideDefaults) {
+  const Topology t = parse_topology_yaml(std::string(kValid) + "link_models:\n  nvswitch: {efficiency: 0.5, overhead: 2us}\n");
+  EXPECT_DOUBLE_EQ(t.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 150e9);
+  EXPECT_DOUBLE_EQ(t.route_between_ranks(0, 1).latency_s, 2 * (500e-9 + 2e-6));
+}
 TEST(YamlErrors, NotYaml) { expect_error("vertices: [\n", "t.yaml"); }
 TEST(YamlErrors, NoGpu) { expect_error("vertices:\n  - {name: s, kind: switch}\nlinks: []\n", "t.yaml:2: vertices"); }
 TEST(YamlErrors, Disconnected) {

@@ -51,6 +51,43 @@ std::uint64_t stable_hash(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+LinkModel Topology::default_link_model(LinkKind kind) {
+  switch (kind) {
+    // NVLink/NVSwitch: NCCL reaches about 230-240 GB/s of bus bandwidth on A100's 300 GB/s (nccl-tests on DGX A100,
+    // NVIDIA's published figures), so 0.8 of the line rate carries payload.
+    case LinkKind::NvLink:
+    case LinkKind::NvSwitch: return {0.80, 0.0};
+    // PCIe: TLP headers and flow control leave about 80-85% of the x16 rate for payload.
+    case LinkKind::Pcie: return {0.80, 0.0};
+    // InfiniBand: NCCL's model scales ring bus bandwidth by 0.92 for LL128 (tuning.cc); about 1 us of NIC work per
+    // message (posting, completion) on top of the wire.
+    case LinkKind::InfiniBand: return {0.92, 1e-6};
+    // Ethernet / RoCE: header overhead of a 4 KiB MTU plus RoCE, about 0.9; 2 us NIC/stack cost per message.
+    case LinkKind::Ethernet: return {0.90, 2e-6};
+  }
+  return {};
+}
+
+void Topology::set_link_model(LinkKind kind, const LinkModel& model) {
+  if (!(model.efficiency > 0 && model.efficiency <= 1)) {
+    throw ConfigError(fmt::format("{} efficiency must be in (0, 1] (got {})", to_string(kind), model.efficiency));
+  }
+  if (!(model.overhead_s >= 0) || !std::isfinite(model.overhead_s)) {
+    throw ConfigError(fmt::format("{} overhead must be >= 0", to_string(kind)));
+  }
+  link_models_[static_cast<int>(kind)] = model;
+}
+
+double Topology::effective_bandwidth_Bps(std::size_t link) const {
+  const Link& l = links_.at(link);
+  return l.bandwidth_Bps * link_model(l.kind).efficiency;
+}
+
+double Topology::effective_latency_s(std::size_t link) const {
+  const Link& l = links_.at(link);
+  return l.latency_s + link_model(l.kind).overhead_s;
+}
+
 std::string_view to_string(VertexKind kind) {
   for (auto [k, name] : kVertexKinds)
     if (k == kind) return name;
@@ -202,10 +239,9 @@ Route Topology::route(VertexId from, VertexId to) const {
       }
     }
     const EdgeProps& props = graph_[chosen];
-    const Link& link = links_[props.link];
     result.hops.push_back(Hop{props.link, props.forward});
-    result.latency_s += link.latency_s;
-    result.bottleneck_bandwidth_Bps = std::min(result.bottleneck_bandwidth_Bps, link.bandwidth_Bps);
+    result.latency_s += effective_latency_s(props.link);
+    result.bottleneck_bandwidth_Bps = std::min(result.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(props.link));
     at = boost::target(chosen, view);
   }
   return result;
@@ -228,7 +264,10 @@ void Topology::write_dot(std::ostream& out) const {
 }
 
 bool Topology::operator==(const Topology& other) const {
-  if (name_ != other.name_ || links_ != other.links_ || num_vertices() != other.num_vertices()) return false;
+  if (name_ != other.name_ || links_ != other.links_ || num_vertices() != other.num_vertices() ||
+      link_models_ != other.link_models_) {
+    return false;
+  }
   for (VertexId v = 0; v < num_vertices(); ++v)
     if (!(graph_[v] == other.graph_[v])) return false;
   return true;

@@ -3,6 +3,7 @@
 // the GPUs in (node, local_rank) order, which is what planners and backends use to map ranks onto hardware.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -25,6 +26,15 @@ std::optional<VertexKind> parse_vertex_kind(std::string_view text);
 std::optional<LinkKind> parse_link_kind(std::string_view text);  // "roce" is an alias of ethernet
 inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
 inline constexpr std::string_view kLinkKindNames = "nvlink, nvswitch, pcie, infiniband, ethernet (or roce)";
+
+// How a link kind's protocol uses its wire: the fraction of the line rate that carries payload, and a fixed cost
+// added to every message at every hop of that kind. Both are calibration parameters (cclab calibrate fits them);
+// the defaults are in Topology::default_link_model() with their sources.
+struct LinkModel {
+  double efficiency = 1.0;  // payload bandwidth / line rate, in (0, 1]
+  double overhead_s = 0.0;  // added to the hop's latency for every message
+  bool operator==(const LinkModel&) const = default;
+};
 
 struct Vertex {
   std::string name;
@@ -52,6 +62,8 @@ struct Hop {
   bool operator==(const Hop&) const = default;
 };
 
+// Latency and bandwidth are effective values: per-hop latency plus the kind's overhead, line rate times the
+// kind's efficiency.
 struct Route {
   std::vector<Hop> hops;
   double latency_s = 0;                // sum over hops
@@ -84,6 +96,12 @@ class Topology {
   const Vertex& vertex(VertexId v) const { return graph_[v]; }
   const Link& link(std::size_t id) const { return links_.at(id); }
   const std::vector<Link>& links() const { return links_; }
+  // Effective per-direction payload bandwidth and per-message latency of a link (see LinkModel).
+  double effective_bandwidth_Bps(std::size_t link) const;
+  double effective_latency_s(std::size_t link) const;
+  const LinkModel& link_model(LinkKind kind) const { return link_models_[static_cast<int>(kind)]; }
+  void set_link_model(LinkKind kind, const LinkModel& model);
+  static LinkModel default_link_model(LinkKind kind);
   const Graph& graph() const { return graph_; }
   std::optional<VertexId> find(std::string_view name) const;
 
@@ -120,6 +138,9 @@ class Topology {
   Graph graph_;
   std::vector<Link> links_;
   std::unordered_map<std::string, VertexId> by_name_;
+  std::array<LinkModel, 5> link_models_ = {default_link_model(LinkKind::NvLink), default_link_model(LinkKind::NvSwitch),
+                                           default_link_model(LinkKind::Pcie), default_link_model(LinkKind::InfiniBand),
+                                           default_link_model(LinkKind::Ethernet)};
   std::vector<VertexId> gpus_;
   std::vector<int> nic_index_;              // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;

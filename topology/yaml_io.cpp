@@ -80,7 +80,7 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
-  check_keys(w, root, "topology", {"name", "vertices", "links"}, "name, vertices, links");
+  check_keys(w, root, "topology", {"name", "vertices", "links", "link_models"}, "name, vertices, links, link_models");
 
   Topology t(root["name"] ? scalar(w, root, "name", "name") : std::string("unnamed"));
   const YAML::Node vertices = root["vertices"];
@@ -130,6 +130,33 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     const double latency = l["latency"] ? with_units(w, l, "latency", field + ".latency", parse_time_s) : 0.0;
     t.add_link(a, b, *parsed, bandwidth, latency);
   }
+  if (const YAML::Node models = root["link_models"]) {
+    check_keys(w, models, "link_models", {"nvlink", "nvswitch", "pcie", "infiniband", "ethernet", "roce"},
+               std::string(kLinkKindNames));
+    for (const auto& kv : models) {
+      const std::string kind_name = kv.first.as<std::string>();
+      const std::string field = "link_models." + kind_name;
+      const YAML::Node m = kv.second;
+      check_keys(w, m, field, {"efficiency", "overhead"}, "efficiency, overhead");
+      const LinkKind kind = *parse_link_kind(kind_name);
+      LinkModel model = t.link_model(kind);
+      if (m["efficiency"]) {
+        const std::string text = scalar(w, m, "efficiency", field + ".efficiency");
+        try {
+          std::size_t used = 0;
+          model.efficiency = std::stod(text, &used);
+          if (used != text.size()) throw std::invalid_argument(text);
+        } catch (const std::exception&) {
+          w.fail(m["efficiency"], field + ".efficiency", fmt::format("'{}' is not a number in (0, 1]", text));
+        }
+        if (!(model.efficiency > 0 && model.efficiency <= 1)) {
+          w.fail(m["efficiency"], field + ".efficiency", fmt::format("{} is not in (0, 1]", text));
+        }
+      }
+      if (m["overhead"]) model.overhead_s = with_units(w, m, "overhead", field + ".overhead", parse_time_s);
+      t.set_link_model(kind, model);
+    }
+  }
   if (t.gpus().empty()) w.fail(vertices, "vertices", "the topology has no gpu");
   return t;
 }
@@ -162,7 +189,14 @@ std::string dump_topology_yaml(const Topology& t) {
         << exact_text(l.bandwidth_Bps, 1e9, "GB/s", "B/s", parse_bandwidth_Bps) << YAML::Key << "latency"
         << YAML::Value << exact_text(l.latency_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
   }
-  out << YAML::EndSeq << YAML::EndMap;
+  out << YAML::EndSeq << YAML::Key << "link_models" << YAML::Value << YAML::BeginMap;
+  for (LinkKind kind : {LinkKind::NvLink, LinkKind::NvSwitch, LinkKind::Pcie, LinkKind::InfiniBand, LinkKind::Ethernet}) {
+    const LinkModel& m = t.link_model(kind);
+    out << YAML::Key << std::string(to_string(kind)) << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key << "overhead" << YAML::Value
+        << exact_text(m.overhead_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
+  }
+  out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 
