@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   cclab::cli::add_plan_command(app);
   cclab::cli::add_verify_command(app);
   cclab::cli::add_algorithms_command(app);
+#if CCLAB_HAVE_SIMGRID
+  cclab::cli::add_sim_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

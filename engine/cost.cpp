@@ -61,6 +61,9 @@ class AlphaBetaTimeline final : public Timeline {
     // Static link sharing: how many channels have a connection routed over each directed link. Channels run
     // concurrently and split a link; the phases of one channel (a ring's reduce-scatter and allgather, the
     // steps of halving-doubling) follow each other and do not.
+    // A planner may run each channel as several IR lanes (tree: up and down); lanes of one channel count once.
+    const auto lanes_param = s.params.find("lanes");
+    const int lanes = lanes_param == s.params.end() ? 1 : std::max(1, std::stoi(lanes_param->second));
     std::unordered_map<std::size_t, std::unordered_set<int>> channels_on_link;
     for (int a = 0; a < s.spec.world_size; ++a) {
       for (const Op& op : s.ranks[a].ops) {
@@ -70,7 +73,7 @@ class AlphaBetaTimeline final : public Timeline {
         auto route = routes_.find(pair_key(a, op.peer));
         if (route == routes_.end()) route = routes_.emplace(pair_key(a, op.peer), t.route_between_ranks(a, op.peer)).first;
         it->second.route = &route->second;
-        for (const topo::Hop& h : route->second.hops) channels_on_link[h.directed_id()].insert(op.channel);
+        for (const topo::Hop& h : route->second.hops) channels_on_link[h.directed_id()].insert(op.channel / lanes);
       }
     }
     for (auto& [key, conn] : connections_) {

@@ -70,7 +70,7 @@ std::vector<Algorithm> make_registry() {
                                              to_string(spec.collective));
                                Schedule s = plan(spec, t, o);
                                s.params["chunk"] = std::to_string(o.chunk_bytes);
-                               s.params["channels"] = std::to_string(s.num_channels());
+                               if (!s.params.count("channels")) s.params["channels"] = std::to_string(s.num_channels());
                                return s;
                              }});
   };
@@ -80,8 +80,10 @@ std::vector<Algorithm> make_registry() {
       });
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::tree_allreduce(s, planners::node_groups(t), channels_or(o, std::max(2, nics_per_node(t))),
-                                        chunk_of(o, s));
+        const int channels = channels_or(o, std::max(2, nics_per_node(t)));
+        Schedule plan = planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
+        plan.params["channels"] = std::to_string(channels);
+        return plan;
       });
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",

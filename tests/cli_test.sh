@@ -52,6 +52,12 @@ check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2
 "$cclab" topology dump "pcie_server:2,gpus=2,fabric=leaf_spine" -o "$dir/t.yaml"
 check topology-file 0 "4 GPUs" -- "$cclab" topology show "$dir/t.yaml"
 check auto-table 0 "hierarchical" -- "$cclab" plan --topology dgx_h100:4 --size 256MiB
+if "$cclab" sim --help >/dev/null 2>&1; then
+  check sim-1-node 0 "halving_doubling +16777216 .*Avg bus bandwidth" -- bash -c "\"$cclab\" sim --topology dgx_a100:1 -b 1KiB -e 16MiB -f 4 | tr '\n' ' '"
+  check sim-4-nodes 0 "ring +1048576 .* tree +1048576 .* hierarchical +1048576" -- bash -c "\"$cclab\" sim --topology dgx_a100:4 -b 1MiB -e 4MiB -f 4 | tr '\n' ' '"
+  check sim-platform 0 "platform written" -- "$cclab" sim --topology dgx_a100:1 -b 1MiB -e 1MiB --algo ring --dump-platform "$dir/p.xml"
+  check sim-bad-factor 1 "^cclab: error: -f 1" -- "$cclab" sim -f 1
+fi
 
 # Bad input: one line on stderr, non-zero exit, no crash.
 check bad-preset 1 "^cclab: error: .*unknown preset" -- "$cclab" plan --topology dgx_b300:4

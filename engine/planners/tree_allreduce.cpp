@@ -78,7 +78,7 @@ Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vecto
           });
     }
   }
-  s.params["channels"] = std::to_string(channels);
+  s.params.emplace("lanes", "2");  // IR channels 2c (up) and 2c+1 (down) are one channel's two lanes
   return s;
 }
 

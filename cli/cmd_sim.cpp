@@ -1,0 +1,101 @@
+// `cclab sim`: nccl-tests-style sweep of a collective over sizes, simulated in SimGrid, per algorithm.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/registry.hpp"
+#include "engine/verifier.hpp"
+#include "sim/simulator.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab::cli {
+namespace {
+
+struct SimArgs {
+  CollectiveArgs collective;
+  std::string algorithm = "all";
+  std::string min_bytes = "8";
+  std::string max_bytes = "256MiB";
+  int factor = 2;
+  std::string dump_platform;
+};
+
+std::uint64_t size_arg(const std::string& text, const char* flag) {
+  try {
+    return parse_size_bytes(text);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+void run_sim(const SimArgs& args) {
+  const topo::Topology topology = topo::load_topology(args.collective.topology);
+  const std::uint64_t min_bytes = size_arg(args.min_bytes, "-b"), max_bytes = size_arg(args.max_bytes, "-e");
+  if (args.factor < 2) throw ConfigError(fmt::format("-f {} must be >= 2", args.factor));
+  if (min_bytes > max_bytes) throw ConfigError("-b must not exceed -e");
+  const PlanOptions options = args.collective.plan_options();
+  sim::SimParams params;
+  params.compute = args.collective.cost_params();
+
+  const CollectiveSpec probe = args.collective.spec(topology, "0");
+  std::vector<std::string> names;
+  if (args.algorithm == "all") {
+    for (const Algorithm* a : algorithms_for(probe.collective)) names.push_back(a->name);
+  } else {
+    names.push_back(args.algorithm);
+  }
+  const std::size_t elem = dtype_size_bytes(probe.dtype);
+  fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n", to_string(probe.collective),
+             topology.name(), topology.gpus().size(), to_string(probe.dtype), to_string(probe.op));
+  fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12}\n", "algorithm", "size(B)", "count", "type",
+             "redop", "time(us)", "algbw", "busbw", "α-β(us)");
+  double busbw_sum = 0;
+  int points = 0;
+  bool dumped = false;
+  for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= args.factor) {
+    const std::uint64_t count = bytes / elem;
+    const CollectiveSpec spec = args.collective.spec(topology, std::to_string(count * elem));
+    for (const std::string& name : names) {
+      std::string chosen = name;
+      if (name == "auto") chosen = select_algorithm(spec, topology, options, params.compute).value_or("");
+      Planned planned = plan_collective(spec, topology, chosen.empty() ? name : chosen, options, params.compute);
+      if (!planned.schedule) {
+        fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
+        continue;
+      }
+      verify_or_throw(*planned.schedule);
+      sim::SimParams run_params = params;
+      if (!args.dump_platform.empty() && !dumped) run_params.platform_xml_path = args.dump_platform, dumped = true;
+      const RunResult simulated = sim::simulate(*planned.schedule, topology, run_params);
+      const double modelled = estimate_cost(*planned.schedule, topology, params.compute).total_s;
+      const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
+      const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
+      busbw_sum += busbw, ++points;
+      fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f}\n",
+                 name == "auto" ? "auto:" + chosen : name, count * elem, count, to_string(spec.dtype),
+                 to_string(spec.op), simulated.total_s * 1e6, algbw, busbw, modelled * 1e6);
+    }
+    if (bytes > max_bytes / args.factor) break;
+  }
+  fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
+  if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app) {
+  auto args = std::make_shared<SimArgs>();
+  args->collective.topology = "dgx_a100:4";
+  auto* cmd = app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
+  args->collective.add_to(*cmd);
+  cmd->add_option("--algo", args->algorithm, "algorithm name, auto, or all")->capture_default_str();
+  cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();
+  cmd->add_option("--dump-platform", args->dump_platform, "write the SimGrid XML platform of the first run to FILE");
+  cmd->callback([args] { run_sim(*args); });
+}
+
+}  // namespace cclab::cli

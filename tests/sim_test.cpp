@@ -1,0 +1,119 @@
+// The SimGrid backend against the α-β model where they must agree (no contention), against the oversubscription
+// a leaf-spine implies (where they must not), and against itself (determinism).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "engine/cost.hpp"
+#include "engine/registry.hpp"
+#include "engine/verifier.hpp"
+#include "sim/simulator.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+Schedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes, const PlanOptions& options) {
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
+  Planned planned = plan_collective(spec, t, algorithm, options);
+  EXPECT_TRUE(planned.schedule) << planned.reason;
+  verify_or_throw(*planned.schedule);
+  return *planned.schedule;
+}
+
+// One switch, one channel, one chunk per block: every transfer has its links to itself, so max-min sharing and the
+// contention-free α-β path must give the same time. (Tree only on two nodes: with more, a node head sends to two
+// child nodes through its one NIC at once, which is contention the α-β model does not see, by design.)
+TEST(SimVsAlphaBeta, AgreeWithoutContention) {
+  PlanOptions options;
+  options.channels = 1;
+  options.chunk_bytes = 0;
+  const std::vector<std::pair<const char*, std::vector<const char*>>> cases = {
+      {"dgx_a100:2", {"ring", "tree", "halving_doubling", "hierarchical"}},
+      {"dgx_h100:2", {"ring", "tree", "halving_doubling", "hierarchical"}},
+      {"dgx_h100:4", {"ring", "halving_doubling", "hierarchical"}}};
+  for (const auto& [topology, names] : cases) {
+    const topo::Topology t = topo::make_preset(topology);
+    for (const char* algorithm : names) {
+      for (std::uint64_t bytes : {64ULL << 10, 64ULL << 20}) {
+        const Schedule s = plan(t, algorithm, bytes, options);
+        const double modelled = estimate_cost(s, t).total_s;
+        const double simulated = sim::simulate(s, t).total_s;
+        EXPECT_NEAR(simulated, modelled, 0.03 * modelled)
+            << algorithm << " on " << topology << ", " << bytes << " B: sim " << simulated << " s, α-β " << modelled << " s";
+      }
+    }
+  }
+}
+
+// Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on one
+// leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer: the
+// simulated time grows by (k-1)·S/B (two steps of S/2 each), and the α-β model, which has no contention, sees none.
+TEST(SimContention, OversubscribedLeafSpineCostsWhatTheRatioImplies) {
+  const std::uint64_t bytes = 64ULL << 20;
+  PlanOptions options;
+  const char* base = "pcie_server:8,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=4,spines=1";
+  const topo::Topology flat = topo::make_preset(fmt::format("{},oversub=1", base));
+  const Schedule s = plan(flat, "halving_doubling", bytes, options);
+  const double nic_Bps = flat.route_between_ranks(0, 1).bottleneck_bandwidth_Bps;  // effective NIC rate
+  const double t1 = sim::simulate(s, flat).total_s;
+  for (double oversub : {2.0, 4.0}) {
+    const topo::Topology t = topo::make_preset(fmt::format("{},oversub={}", base, oversub));
+    const double tk = sim::simulate(s, t).total_s;
+    const double expected_extra = (oversub - 1) * bytes / nic_Bps;
+    EXPECT_NEAR(tk - t1, expected_extra, 0.02 * expected_extra) << "oversub " << oversub;
+    EXPECT_NEAR(estimate_cost(s, t).total_s, estimate_cost(s, flat).total_s, 1e-12);
+  }
+}
+
+TEST(Sim, DeterministicRunToRun) {
+  const topo::Topology t = topo::make_preset("dgx_a100:2,fabric=leaf_spine,leaf_size=1");
+  PlanOptions options;
+  options.chunk_bytes = 256 << 10;
+  for (const char* algorithm : {"ring", "tree", "hierarchical"}) {
+    const Schedule s = plan(t, algorithm, 8 << 20, options);
+    const RunResult a = sim::simulate(s, t), b = sim::simulate(s, t);
+    EXPECT_EQ(a.total_s, b.total_s) << algorithm;
+    for (std::size_t r = 0; r < a.op_times.size(); ++r)
+      for (std::size_t i = 0; i < a.op_times[r].size(); ++i) {
+        ASSERT_EQ(a.op_times[r][i].start_s, b.op_times[r][i].start_s);
+        ASSERT_EQ(a.op_times[r][i].end_s, b.op_times[r][i].end_s);
+      }
+  }
+}
+
+TEST(Sim, OpTimesRespectTheSchedule) {
+  const topo::Topology t = topo::make_preset("dgx_a100:1");
+  const Schedule s = plan(t, "ring", 1 << 20, PlanOptions{});
+  const RunResult r = sim::simulate(s, t);
+  for (int rank = 0; rank < s.world_size(); ++rank) {
+    const Program& p = s.ranks[rank];
+    for (OpId i = 0; i < p.ops.size(); ++i) {
+      const OpTiming& ti = r.op_times[rank][i];
+      EXPECT_LE(ti.start_s, ti.end_s);
+      for (OpId d : p.deps_of(p.ops[i])) EXPECT_LE(r.op_times[rank][d].end_s, ti.start_s);
+    }
+  }
+  EXPECT_GT(r.total_s, 0);
+}
+
+TEST(Sim, PlatformXmlNamesEveryHostAndRoute) {
+  const topo::Topology t = topo::make_preset("dgx_a100:1");
+  const Schedule s = plan(t, "ring", 1 << 20, PlanOptions{});
+  const std::string path = ::testing::TempDir() + "/platform.xml";
+  sim::SimParams params;
+  params.platform_xml_path = path;
+  sim::simulate(s, t, params);
+  std::ifstream in(path);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int r = 0; r < 8; ++r) EXPECT_NE(xml.find(fmt::format("host id=\"n0.gpu{}\"", r)), std::string::npos);
+  EXPECT_NE(xml.find("<route src=\"n0.gpu0\" dst=\"n0.gpu1\""), std::string::npos);
+  EXPECT_NE(xml.find("SPLITDUPLEX"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cclab
