@@ -29,9 +29,7 @@ void plan_and_verify(benchmark::State& state, const char* algorithm) {
     ops = planned.schedule->num_ops();
   }
   state.counters["ops"] = static_cast<double>(ops);
-  state.counters["ns_per_op"] =
-      benchmark::Counter(static_cast<double>(ops) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                                               benchmark::Counter::kInvert);
+  state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void apply_sizes(benchmark::internal::Benchmark* b) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <set>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include <xbt/log.h>
 
 #include "common/error.hpp"
+#include "engine/progress.hpp"
 #include "sim/platform.hpp"
 
 namespace cclab::sim {
@@ -36,7 +38,182 @@ std::uint64_t connection_key(int a, int b, int channel) {
   return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) | static_cast<std::uint64_t>(channel);
 }
 
-// Builds the activity graph and runs it; called inside the child process.
+// Drives the schedule through SimGrid, creating each activity only when the IR's rules let it start: SimGrid 3.32
+// scans lists of pending communications, so a whole schedule created up front (a DAG of vetoed activities) costs
+// time quadratic in its size. Here the IR's ordering is tracked by this class, SimGrid sees only the transfers and
+// reductions that are in flight, and every completion (a SimGrid callback) starts whatever it unblocks.
+class Driver {
+ public:
+  Driver(const Schedule& s, const std::vector<sg4::Host*>& hosts, const SimParams& params)
+      : s_(s), hosts_(hosts), elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
+        copy_factor_(params.compute.copy_Bps > 0 && params.compute.reduce_Bps > 0
+                         ? params.compute.reduce_Bps / params.compute.copy_Bps
+                         : 0.0),
+        reduce_free_(params.compute.reduce_Bps <= 0) {
+    const int world = s.world_size();
+    const int channels = std::max(1, s.num_channels());
+    ranks_.resize(world);
+    result_.op_times.resize(world);
+    result_.rank_end_s.assign(world, 0.0);
+    for (int r = 0; r < world; ++r) {
+      const Program& p = s.ranks[r];
+      RankState& st = ranks_[r];
+      st.lanes.assign(channels, {});
+      st.next.assign(channels, 0);
+      st.waiting.resize(p.ops.size());
+      st.started.assign(p.ops.size(), 0);
+      st.dependents.resize(p.ops.size());
+      result_.op_times[r].assign(p.ops.size(), OpTiming{-1, -1});
+      for (OpId i = 0; i < p.ops.size(); ++i) {
+        st.lanes[p.ops[i].channel].push_back(i);
+        st.waiting[i] = p.ops[i].deps_count;
+        for (OpId d : p.deps_of(p.ops[i])) st.dependents[d].push_back(i);
+      }
+    }
+    Matching matching;
+    if (auto e = check_structure(s, matching)) throw PlanError(*e);
+    partner_ = std::move(matching.partner);
+  }
+
+  void start_all() {
+    for (int r = 0; r < s_.world_size(); ++r)
+      for (std::size_t c = 0; c < ranks_[r].lanes.size(); ++c) advance(r, static_cast<int>(c));
+  }
+
+  // A SimGrid activity of ours finished.
+  void on_completion(const sg4::Activity& activity) {
+    // SimGrid is still inside this activity's completion when it calls us: release it at the next completion.
+    finished_.clear();
+    auto it = in_flight_.find(&activity);
+    if (it == in_flight_.end()) return;
+    const Task task = it->second.task;
+    finished_.push_back(std::move(it->second.activity));
+    in_flight_.erase(it);
+    switch (task.kind) {
+      case Task::Local: finish(task.rank, task.op); break;
+      case Task::Reduction: finish(task.rank, task.op); break;
+      case Task::Transfer: {
+        const Op& recv = s_.ranks[task.peer].ops[task.peer_op];
+        finish(task.rank, task.op);
+        if (recv.kind == OpKind::RecvReduce && recv.dst.count > 0 && !reduce_free_) {
+          launch(sg4::Exec::init()->set_flops_amount(recv.dst.count * elem_)->set_host(hosts_[task.peer]),
+                 Task{Task::Reduction, task.peer, task.peer_op});
+        } else {
+          finish(task.peer, task.peer_op);
+        }
+        Connection& conn = connections_[connection_key(task.rank, task.peer, s_.ranks[task.rank].ops[task.op].channel)];
+        conn.busy = false;
+        pump(conn);
+        break;
+      }
+    }
+  }
+
+  RunResult result() {
+    for (int r = 0; r < s_.world_size(); ++r) {
+      for (OpId i = 0; i < s_.ranks[r].ops.size(); ++i) {
+        const OpTiming& t = result_.op_times[r][i];
+        if (t.end_s < 0) throw BackendError(fmt::format("the simulation never completed {}", format_op(s_, r, i)));
+        result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
+      }
+      result_.total_s = std::max(result_.total_s, result_.rank_end_s[r]);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  struct Task {
+    enum Kind { Local, Transfer, Reduction } kind;
+    int rank;
+    OpId op;
+    int peer = -1;  // Transfer: the receiving rank and op
+    OpId peer_op = kNoOp;
+  };
+  struct Flight {
+    sg4::ActivityPtr activity;  // keeps it alive until it completes
+    Task task;
+  };
+  struct Connection {
+    std::deque<Task> ready;  // matched pairs whose both ops have started, in order
+    bool busy = false;
+  };
+  struct RankState {
+    std::vector<std::vector<OpId>> lanes;
+    std::vector<std::size_t> next;
+    std::vector<std::uint32_t> waiting;
+    std::vector<std::uint8_t> started;
+    std::vector<std::vector<OpId>> dependents;
+  };
+
+  double now() const { return sg4::Engine::get_clock(); }
+
+  template <typename Ptr>
+  void launch(Ptr activity, const Task& task) {
+    in_flight_.emplace(activity.get(), Flight{activity, task});
+    activity->start();
+  }
+
+  // Starts the ops of lane c of rank r that the IR allows to start now.
+  void advance(int r, int c) {
+    RankState& st = ranks_[r];
+    auto& lane = st.lanes[c];
+    while (st.next[c] < lane.size() && st.waiting[lane[st.next[c]]] == 0) {
+      const OpId i = lane[st.next[c]++];
+      st.started[i] = 1;
+      result_.op_times[r][i].start_s = now();
+      const Op& op = s_.ranks[r].ops[i];
+      if (!is_comm(op.kind)) {
+        const double flops = op.count() * elem_ * (op.kind == OpKind::Copy ? copy_factor_ : 1.0);
+        if (flops <= 0 || reduce_free_) {
+          finish(r, i);
+        } else {
+          launch(sg4::Exec::init()->set_flops_amount(flops)->set_host(hosts_[r]), Task{Task::Local, r, i});
+        }
+        continue;
+      }
+      const OpRef other = partner_[r][i];
+      if (!ranks_[other.rank].started[other.op]) continue;  // the peer queues the pair when it starts
+      const bool sending = op.kind == OpKind::Send;
+      const Task transfer{Task::Transfer, sending ? r : other.rank, sending ? i : other.op, sending ? other.rank : r,
+                          sending ? other.op : i};
+      Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, op.channel)];
+      conn.ready.push_back(transfer);
+      pump(conn);
+    }
+  }
+
+  // Puts the connection's next message on the wire when the previous one has been delivered.
+  void pump(Connection& conn) {
+    if (conn.busy || conn.ready.empty()) return;
+    const Task t = conn.ready.front();
+    conn.ready.pop_front();
+    conn.busy = true;
+    const Op& send = s_.ranks[t.rank].ops[t.op];
+    auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
+    comm->set_payload_size(static_cast<std::uint64_t>(send.src.count * elem_));
+    launch(comm, t);
+  }
+
+  void finish(int r, OpId i) {
+    result_.op_times[r][i].end_s = now();
+    RankState& st = ranks_[r];
+    for (OpId j : st.dependents[i])
+      if (--st.waiting[j] == 0) advance(r, s_.ranks[r].ops[j].channel);
+  }
+
+  const Schedule& s_;
+  const std::vector<sg4::Host*>& hosts_;
+  double elem_, copy_factor_;
+  bool reduce_free_;
+  std::vector<RankState> ranks_;
+  std::vector<std::vector<OpRef>> partner_;
+  std::unordered_map<std::uint64_t, Connection> connections_;
+  std::unordered_map<const sg4::Activity*, Flight> in_flight_;
+  std::vector<sg4::ActivityPtr> finished_;
+  RunResult result_;
+};
+
+// Builds the platform and runs the schedule; called inside the child process.
 RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimParams& params) {
   int argc = 1;
   char arg0[] = "cclab-sim";
@@ -48,109 +225,16 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   sg4::Engine::set_config("network/TCP-gamma:0");
 
   const int world = s.world_size();
-  const double reduce_Bps = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
-  const double copy_factor = params.compute.copy_Bps > 0 ? reduce_Bps / params.compute.copy_Bps : 0.0;
-  const RankPairs pairs = pairs_of(s);
-  build_platform(t, world, pairs, reduce_Bps);
+  const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
+  build_platform(t, world, pairs_of(s), host_speed);
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world; ++r) hosts.push_back(sg4::Host::by_name(host_name(t, r)));
-  const double elem = static_cast<double>(dtype_size_bytes(s.spec.dtype));
 
-  // Per op: its start marker and the activity whose completion completes the op.
-  std::vector<std::vector<sg4::ActivityPtr>> started(world), done(world);
-  std::unordered_map<std::uint64_t, sg4::ActivityPtr> last_on_connection;
-  std::vector<sg4::ActivityPtr> all;
-  auto depend = [](const sg4::ActivityPtr& before, const sg4::ActivityPtr& after) {
-    const auto& existing = before->get_successors();
-    if (std::find(existing.begin(), existing.end(), after) != existing.end()) return;
-    // add_successor is public on the typed activities only.
-    if (auto* exec = dynamic_cast<sg4::Exec*>(before.get())) exec->add_successor(after);
-    else static_cast<sg4::Comm*>(before.get())->add_successor(after);
-  };
-  // Markers first, in program order per rank, so every op's predecessors exist when it is wired.
-  for (int r = 0; r < world; ++r) {
-    const Program& p = s.ranks[r];
-    started[r].resize(p.ops.size());
-    done[r].resize(p.ops.size());
-    for (OpId i = 0; i < p.ops.size(); ++i) {
-      auto marker = sg4::Exec::init()->set_flops_amount(0)->set_host(hosts[r]);
-      started[r][i] = marker;
-      all.push_back(marker);
-      const Op& op = p.ops[i];
-      if (!is_comm(op.kind)) {
-        const double flops = op.count() * elem * (op.kind == OpKind::Copy ? copy_factor : 1.0);
-        auto exec = sg4::Exec::init()->set_flops_amount(flops)->set_host(hosts[r]);
-        depend(marker, exec);
-        done[r][i] = exec;
-        all.push_back(exec);
-      }
-    }
-  }
-  // Pair sends and receives per connection in program order (the verifier has already checked the matching).
-  std::vector<std::unordered_map<std::uint64_t, std::vector<OpId>>> recvs(world);
-  for (int b = 0; b < world; ++b)
-    for (OpId j = 0; j < s.ranks[b].ops.size(); ++j) {
-      const Op& op = s.ranks[b].ops[j];
-      if (is_recv(op.kind)) recvs[b][connection_key(op.peer, 0, op.channel)].push_back(j);
-    }
-  for (int a = 0; a < world; ++a) {
-    const Program& p = s.ranks[a];
-    std::unordered_map<std::uint64_t, std::size_t> sent;
-    for (OpId i = 0; i < p.ops.size(); ++i) {
-      const Op& op = p.ops[i];
-      if (op.kind != OpKind::Send) continue;
-      const int b = op.peer;
-      const OpId j = recvs[b].at(connection_key(a, 0, op.channel)).at(sent[connection_key(b, 0, op.channel)]++);
-      const Op& rop = s.ranks[b].ops[j];
-      auto comm = sg4::Comm::sendto_init(hosts[a], hosts[b]);
-      comm->set_payload_size(static_cast<std::uint64_t>(op.src.count * elem));
-      depend(started[a][i], comm);
-      depend(started[b][j], comm);
-      auto& previous = last_on_connection[connection_key(a, b, op.channel)];
-      if (previous) depend(previous, comm);
-      previous = comm;
-      all.push_back(comm);
-      done[a][i] = comm;
-      if (rop.kind == OpKind::RecvReduce && rop.dst.count > 0) {
-        auto reduce = sg4::Exec::init()->set_flops_amount(rop.dst.count * elem)->set_host(hosts[b]);
-        depend(comm, reduce);
-        all.push_back(reduce);
-        done[b][j] = reduce;
-      } else {
-        done[b][j] = comm;
-      }
-    }
-  }
-  // Ordering edges: deps complete before an op starts; a channel's ops start in program order.
-  for (int r = 0; r < world; ++r) {
-    const Program& p = s.ranks[r];
-    std::unordered_map<int, OpId> previous_on_channel;
-    for (OpId i = 0; i < p.ops.size(); ++i) {
-      for (OpId d : p.deps_of(p.ops[i])) depend(done[r][d], started[r][i]);
-      auto prev = previous_on_channel.find(p.ops[i].channel);
-      if (prev != previous_on_channel.end()) depend(started[r][prev->second], started[r][i]);
-      previous_on_channel[p.ops[i].channel] = i;
-    }
-  }
-  for (auto& activity : all) activity->vetoable_start();
+  Driver driver(s, hosts, params);
+  sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
+  driver.start_all();
   engine.run();
-
-  RunResult result;
-  result.op_times.resize(world);
-  result.rank_end_s.assign(world, 0.0);
-  for (int r = 0; r < world; ++r) {
-    const Program& p = s.ranks[r];
-    result.op_times[r].resize(p.ops.size());
-    for (OpId i = 0; i < p.ops.size(); ++i) {
-      OpTiming& timing = result.op_times[r][i];
-      timing.start_s = started[r][i]->get_finish_time();
-      timing.end_s = done[r][i]->get_finish_time();
-      if (timing.end_s < 0) throw BackendError(fmt::format("SimGrid never completed {}", format_op(s, r, i)));
-      result.rank_end_s[r] = std::max(result.rank_end_s[r], timing.end_s);
-    }
-    result.total_s = std::max(result.total_s, result.rank_end_s[r]);
-  }
-  return result;
+  return driver.result();
 }
 
 // ---- the child process and its pipe ----

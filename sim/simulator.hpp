@@ -1,7 +1,7 @@
 // Runs a verified schedule in a SimGrid network model: each matched send/receive is one SimGrid Comm between the
 // ranks' hosts (payload = chunk bytes), each reduction one Exec (the host's speed is the reduction throughput),
-// and the IR's ordering becomes activity dependencies:
-//   - an op starts after its deps complete and its channel predecessor starts (a zero-work "start" Exec per op);
+// started when the IR's rules allow:
+//   - an op starts after its deps complete and its channel predecessor starts;
 //   - a transfer starts when both of its ops have started and the previous transfer of its (src, dst, channel)
 //     connection has completed (messages of a connection are in order, as in the α-β model);
 //   - a recv_reduce completes when its reduction (after the transfer) does.
