@@ -12,6 +12,7 @@
 #include "engine/cost.hpp"
 #include "engine/registry.hpp"
 #include "engine/schedule_json.hpp"
+#include "engine/trace.hpp"
 #include "engine/verifier.hpp"
 #include "topology/presets.hpp"
 
@@ -23,6 +24,7 @@ struct PlanArgs {
   std::string algorithm = "auto";
   std::string size = "1GiB";
   std::string dump;
+  std::string timeline;
   int show_ops = 0;
 };
 
@@ -78,6 +80,10 @@ void run_plan(const PlanArgs& args) {
   const double algbw = modelled.total_s > 0 ? spec.bytes() / modelled.total_s / 1e9 : 0;
   fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled.total_s), algbw,
              algbw * busbw_factor(spec.collective, spec.world_size));
+  if (!args.timeline.empty()) {
+    write_chrome_trace_file(s, modelled, args.timeline, TraceOptions{"alpha-beta", 0});
+    fmt::print("α-β timeline written to {}\n", args.timeline);
+  }
   if (!args.dump.empty()) {
     save_schedule_file(s, args.dump);
     fmt::print("schedule written to {}\n", args.dump);
@@ -93,6 +99,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--algo", args->algorithm, "algorithm name (see `cclab algorithms`) or auto")->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
   cmd->add_option("--dump", args->dump, "write the schedule as JSON to FILE");
+  cmd->add_option("--timeline", args->timeline, "write the α-β timeline as a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--ops", args->show_ops, "print every op of the first N ranks (-1: all)");
   cmd->callback([args] { run_plan(*args); });
 }

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/registry.hpp"
+#include "engine/trace.hpp"
 #include "engine/verifier.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
@@ -20,6 +21,7 @@ struct SimArgs {
   std::string max_bytes = "256MiB";
   int factor = 2;
   std::string dump_platform;
+  std::string timeline;
 };
 
 std::uint64_t size_arg(const std::string& text, const char* flag) {
@@ -69,6 +71,9 @@ void run_sim(const SimArgs& args) {
       sim::SimParams run_params = params;
       if (!args.dump_platform.empty() && !dumped) run_params.platform_xml_path = args.dump_platform, dumped = true;
       const RunResult simulated = sim::simulate(*planned.schedule, topology, run_params);
+      if (!args.timeline.empty()) {  // the last point simulated wins: the largest size of the last algorithm
+        write_chrome_trace_file(*planned.schedule, simulated, args.timeline, TraceOptions{"sim", 0});
+      }
       const double modelled = estimate_cost(*planned.schedule, topology, params.compute).total_s;
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
@@ -81,6 +86,7 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
+  if (!args.timeline.empty()) fmt::print("# timeline of the last point written to {}\n", args.timeline);
 }
 
 }  // namespace
@@ -95,6 +101,7 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
   cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();
   cmd->add_option("--dump-platform", args->dump_platform, "write the SimGrid XML platform of the first run to FILE");
+  cmd->add_option("--timeline", args->timeline, "write a Chrome trace (Perfetto) of the last point to FILE");
   cmd->callback([args] { run_sim(*args); });
 }
 

@@ -57,6 +57,8 @@ if "$cclab" sim --help >/dev/null 2>&1; then
   check sim-4-nodes 0 "ring +1048576 .* tree +1048576 .* hierarchical +1048576" -- bash -c "\"$cclab\" sim --topology dgx_a100:4 -b 1MiB -e 4MiB -f 4 | tr '\n' ' '"
   check sim-platform 0 "platform written" -- "$cclab" sim --topology dgx_a100:1 -b 1MiB -e 1MiB --algo ring --dump-platform "$dir/p.xml"
   check sim-bad-factor 1 "^cclab: error: -f 1" -- "$cclab" sim -f 1
+  check sim-timeline 0 "timeline of the last point" -- "$cclab" sim --topology dgx_a100:2 -b 4MiB -e 4MiB --algo hierarchical --timeline "$dir/trace.json"
+  check sim-timeline-json 0 "^X events: [1-9]" -- python3 -c "import json,sys; d=json.load(open('$dir/trace.json')); print('X events:', sum(e['ph']=='X' for e in d))"
 fi
 
 # Bad input: one line on stderr, non-zero exit, no crash.

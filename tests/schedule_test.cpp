@@ -149,3 +149,42 @@ TEST(Verifier, WrongResult) {
 
 }  // namespace
 }  // namespace cclab
+
+// The Chrome trace of a run parses as JSON, has one X event per op plus one name per rank, and keeps times.
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/cost.hpp"
+#include "engine/trace.hpp"
+
+namespace cclab {
+namespace {
+
+TEST(ChromeTrace, OneEventPerOpWithTimes) {
+  const topo::Topology t = testing::flat_topology(4);
+  const Schedule s = ring(4, 64);
+  const RunResult run = estimate_cost(s, t);
+  std::ostringstream out;
+  write_chrome_trace(s, run, out, TraceOptions{"alpha-beta", 0});
+  const auto doc = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(doc.is_array());
+  std::size_t events = 0, names = 0;
+  double last_end_us = 0;
+  for (const auto& e : doc) {
+    if (e["ph"] == "M") {
+      ++names;
+      continue;
+    }
+    ASSERT_EQ(e["ph"], "X");
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+    ++events;
+  }
+  EXPECT_EQ(names, 4u);
+  EXPECT_EQ(events, s.num_ops());
+  EXPECT_NEAR(last_end_us, run.total_s * 1e6, 0.01);
+}
+
+}  // namespace
+}  // namespace cclab
