@@ -1,5 +1,5 @@
-// Plan + verify time for 8 … 4096 ranks (DGX A100 nodes of 8 GPUs), per algorithm: one channel and one chunk per
-// block, the smallest schedule each algorithm can have, so the figure is the engine's own cost per op.
+// Plan + verify time for 8 … 4096 ranks (DGX A100 nodes of 8 GPUs), per algorithm: one channel and one chunk
+// per block, the smallest schedule each algorithm can have, so the figure is the engine's own cost per op.
 //   build/bench/plan_verify_bench --benchmark_filter='ring/4096'
 #include <benchmark/benchmark.h>
 
@@ -29,11 +29,13 @@ void plan_and_verify(benchmark::State& state, const char* algorithm) {
     ops = planned.schedule->num_ops();
   }
   state.counters["ops"] = static_cast<double>(ops);
-  state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ops_per_s"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void apply_sizes(benchmark::internal::Benchmark* b) {
-  for (int ranks : {8, 64, 256, 1024, 4096}) b->Arg(ranks);
+  for (int ranks : {8, 64, 256, 1024, 4096})
+    b->Arg(ranks);
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 }
 

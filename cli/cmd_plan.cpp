@@ -29,7 +29,8 @@ struct PlanArgs {
 };
 
 void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& rows) {
-  fmt::print("{:<18} {:>12} {:>12} {:>12}  {}\n", "algorithm", "time", "algbw(GB/s)", "busbw(GB/s)", "status");
+  fmt::print("{:<18} {:>12} {:>12} {:>12}  {}\n", "algorithm", "time", "algbw(GB/s)", "busbw(GB/s)",
+             "status");
   for (const CostRow& row : rows) {
     if (!row.support.ok) {
       fmt::print("{:<18} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", row.support.reason);
@@ -67,13 +68,16 @@ void run_plan(const PlanArgs& args) {
   if (args.show_ops != 0) fmt::print("{}", format_schedule_ops(s, args.show_ops));
   const auto bytes = bytes_sent_per_rank(s);
   const auto [min_bytes, max_bytes] = std::minmax_element(bytes.begin(), bytes.end());
-  const double mean_bytes = std::accumulate(bytes.begin(), bytes.end(), 0.0) / std::max<std::size_t>(1, bytes.size());
+  const double mean_bytes =
+      std::accumulate(bytes.begin(), bytes.end(), 0.0) / std::max<std::size_t>(1, bytes.size());
   std::size_t max_ops = 0;
-  for (const auto& p : s.ranks) max_ops = std::max(max_ops, p.ops.size());
+  for (const auto& p : s.ranks)
+    max_ops = std::max(max_ops, p.ops.size());
   fmt::print("ops: {} in total, at most {} on a rank\n", s.num_ops(), max_ops);
   fmt::print("steps: {}\n", count_steps(s));
-  fmt::print("bytes sent per rank: mean {}, min {}, max {} (S = {})\n", format_size(static_cast<std::uint64_t>(mean_bytes)),
-             format_size(*min_bytes), format_size(*max_bytes), format_size(spec.bytes()));
+  fmt::print("bytes sent per rank: mean {}, min {}, max {} (S = {})\n",
+             format_size(static_cast<std::uint64_t>(mean_bytes)), format_size(*min_bytes),
+             format_size(*max_bytes), format_size(spec.bytes()));
   fmt::print("verify: OK, out-of-place and in-place (plan {:.3f} s, verify {:.3f} s)\n",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
   const RunResult modelled = estimate_cost(s, topology, cost);
@@ -96,10 +100,12 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Plan a collective on a topology, verify it, print its cost");
   args->collective.add_to(*cmd);
-  cmd->add_option("--algo", args->algorithm, "algorithm name (see `cclab algorithms`) or auto")->capture_default_str();
+  cmd->add_option("--algo", args->algorithm, "algorithm name (see `cclab algorithms`) or auto")
+      ->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
   cmd->add_option("--dump", args->dump, "write the schedule as JSON to FILE");
-  cmd->add_option("--timeline", args->timeline, "write the α-β timeline as a Chrome trace (Perfetto) to FILE");
+  cmd->add_option("--timeline", args->timeline,
+                  "write the α-β timeline as a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--ops", args->show_ops, "print every op of the first N ranks (-1: all)");
   cmd->callback([args] { run_plan(*args); });
 }

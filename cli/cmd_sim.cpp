@@ -44,15 +44,17 @@ void run_sim(const SimArgs& args) {
   const CollectiveSpec probe = args.collective.spec(topology, "0");
   std::vector<std::string> names;
   if (args.algorithm == "all") {
-    for (const Algorithm* a : algorithms_for(probe.collective)) names.push_back(a->name);
+    for (const Algorithm* a : algorithms_for(probe.collective))
+      names.push_back(a->name);
   } else {
     names.push_back(args.algorithm);
   }
   const std::size_t elem = dtype_size_bytes(probe.dtype);
-  fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n", to_string(probe.collective),
-             topology.name(), topology.gpus().size(), to_string(probe.dtype), to_string(probe.op));
-  fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12}\n", "algorithm", "size(B)", "count", "type",
-             "redop", "time(us)", "algbw", "busbw", "α-β(us)");
+  fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n",
+             to_string(probe.collective), topology.name(), topology.gpus().size(), to_string(probe.dtype),
+             to_string(probe.op));
+  fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12}\n", "algorithm", "size(B)",
+             "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)");
   double busbw_sum = 0;
   int points = 0;
   bool dumped = false;
@@ -62,14 +64,16 @@ void run_sim(const SimArgs& args) {
     for (const std::string& name : names) {
       std::string chosen = name;
       if (name == "auto") chosen = select_algorithm(spec, topology, options, params.compute).value_or("");
-      Planned planned = plan_collective(spec, topology, chosen.empty() ? name : chosen, options, params.compute);
+      Planned planned =
+          plan_collective(spec, topology, chosen.empty() ? name : chosen, options, params.compute);
       if (!planned.schedule) {
         fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
         continue;
       }
       verify_or_throw(*planned.schedule);
       sim::SimParams run_params = params;
-      if (!args.dump_platform.empty() && !dumped) run_params.platform_xml_path = args.dump_platform, dumped = true;
+      if (!args.dump_platform.empty() && !dumped)
+        run_params.platform_xml_path = args.dump_platform, dumped = true;
       const RunResult simulated = sim::simulate(*planned.schedule, topology, run_params);
       if (!args.timeline.empty()) {  // the last point simulated wins: the largest size of the last algorithm
         write_chrome_trace_file(*planned.schedule, simulated, args.timeline, TraceOptions{"sim", 0});
@@ -94,13 +98,15 @@ void run_sim(const SimArgs& args) {
 void add_sim_command(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   args->collective.topology = "dgx_a100:4";
-  auto* cmd = app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
+  auto* cmd =
+      app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm, "algorithm name, auto, or all")->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
   cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();
-  cmd->add_option("--dump-platform", args->dump_platform, "write the SimGrid XML platform of the first run to FILE");
+  cmd->add_option("--dump-platform", args->dump_platform,
+                  "write the SimGrid XML platform of the first run to FILE");
   cmd->add_option("--timeline", args->timeline, "write a Chrome trace (Perfetto) of the last point to FILE");
   cmd->callback([args] { run_sim(*args); });
 }

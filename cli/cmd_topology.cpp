@@ -26,14 +26,18 @@ void write_output(const std::string& text, const std::string& path) {
 
 void show(const topo::Topology& t) {
   std::map<std::string, int> vertices;
-  for (topo::VertexId v = 0; v < t.num_vertices(); ++v) ++vertices[std::string(to_string(t.vertex(v).kind))];
-  fmt::print("topology {}: {} nodes, {} GPUs, {} vertices, {} links\n", t.name(), t.num_nodes(), t.gpus().size(),
-             t.num_vertices(), t.num_links());
-  for (const auto& [kind, n] : vertices) fmt::print("  {:<12} {}\n", kind, n);
+  for (topo::VertexId v = 0; v < t.num_vertices(); ++v)
+    ++vertices[std::string(to_string(t.vertex(v).kind))];
+  fmt::print("topology {}: {} nodes, {} GPUs, {} vertices, {} links\n", t.name(), t.num_nodes(),
+             t.gpus().size(), t.num_vertices(), t.num_links());
+  for (const auto& [kind, n] : vertices)
+    fmt::print("  {:<12} {}\n", kind, n);
   std::map<std::pair<std::string, double>, int> links;
-  for (const auto& l : t.links()) ++links[{std::string(to_string(l.kind)), l.bandwidth_Bps}];
+  for (const auto& l : t.links())
+    ++links[{std::string(to_string(l.kind)), l.bandwidth_Bps}];
   fmt::print("links (bandwidth per direction):\n");
-  for (const auto& [key, n] : links) fmt::print("  {:<12} {:>10}  x{}\n", key.first, format_bandwidth(key.second), n);
+  for (const auto& [key, n] : links)
+    fmt::print("  {:<12} {:>10}  x{}\n", key.first, format_bandwidth(key.second), n);
   if (t.gpus().size() >= 2) {
     fmt::print("routes:\n");
     auto print_route = [&](int a, int b) {
@@ -55,7 +59,8 @@ void show(const topo::Topology& t) {
 }  // namespace
 
 void add_topology_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("topology", "Inspect a topology: a preset NAME:NODES[,key=value...] or a YAML file");
+  auto* cmd =
+      app.add_subcommand("topology", "Inspect a topology: a preset NAME:NODES[,key=value...] or a YAML file");
   cmd->require_subcommand(1);
   struct Args {
     std::string topology = kDefaultTopology;
@@ -64,12 +69,15 @@ void add_topology_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto add = [&](const char* name, const char* help, auto action) {
     auto* sub = cmd->add_subcommand(name, help);
-    sub->add_option("topology", args->topology, "preset spec (dgx_a100:4, pcie_server:2,gpus=4,...) or YAML path")
+    sub->add_option("topology", args->topology,
+                    "preset spec (dgx_a100:4, pcie_server:2,gpus=4,...) or YAML path")
         ->capture_default_str();
-    if (std::string(name) != "show") sub->add_option("-o,--output", args->output, "write to FILE (default: stdout)");
+    if (std::string(name) != "show")
+      sub->add_option("-o,--output", args->output, "write to FILE (default: stdout)");
     sub->callback([args, action] { action(topo::load_topology(args->topology), args->output); });
   };
-  add("show", "Summarise vertices, links and sample routes", [](const topo::Topology& t, const std::string&) { show(t); });
+  add("show", "Summarise vertices, links and sample routes",
+      [](const topo::Topology& t, const std::string&) { show(t); });
   add("dot", "Graphviz DOT of the graph", [](const topo::Topology& t, const std::string& out) {
     std::ostringstream text;
     t.write_dot(text);
@@ -79,7 +87,8 @@ void add_topology_command(CLI::App& app) {
     write_output(topo::dump_topology_yaml(t), out);
   });
   std::string presets = "presets:";
-  for (const auto& p : topo::presets()) presets += fmt::format("\n  {}: {} (keys: {})", p.name, p.description, p.keys);
+  for (const auto& p : topo::presets())
+    presets += fmt::format("\n  {}: {} (keys: {})", p.name, p.description, p.keys);
   cmd->footer(presets);
 }
 

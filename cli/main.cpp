@@ -2,15 +2,16 @@
 #include <cstdio>
 #include <exception>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"cclab: a collective communication lab. One engine plans collective schedules over a topology "
-               "graph; the same schedules are verified, costed, simulated and run."};
+  CLI::App app{
+      "cclab: a collective communication lab. One engine plans collective schedules over a topology "
+      "graph; the same schedules are verified, costed, simulated and run."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cclab 0.1.0");
   cclab::cli::add_topology_command(app);

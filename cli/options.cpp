@@ -8,21 +8,27 @@
 namespace cclab::cli {
 
 void CollectiveArgs::add_to(CLI::App& cmd) {
-  cmd.add_option("-t,--topology", topology, "preset NAME:NODES[,key=value...] or YAML file")->capture_default_str();
+  cmd.add_option("-t,--topology", topology, "preset NAME:NODES[,key=value...] or YAML file")
+      ->capture_default_str();
   cmd.add_option("-c,--collective", collective, std::string("collective: ") + std::string(kCollectiveNames))
       ->capture_default_str();
-  cmd.add_option("-d,--dtype", dtype, std::string("element type: ") + std::string(kDTypeNames))->capture_default_str();
-  cmd.add_option("-o,--op", op, std::string("reduction: ") + std::string(kReduceOpNames))->capture_default_str();
+  cmd.add_option("-d,--dtype", dtype, std::string("element type: ") + std::string(kDTypeNames))
+      ->capture_default_str();
+  cmd.add_option("-o,--op", op, std::string("reduction: ") + std::string(kReduceOpNames))
+      ->capture_default_str();
   cmd.add_option("--root", root, "root rank of broadcast and reduce")->capture_default_str();
   cmd.add_option("--chunk", chunk, "pipeline chunk size (0: unchunked)")->capture_default_str();
-  cmd.add_option("--channels", channels, "channels (0: the algorithm's default for the topology)")->capture_default_str();
+  cmd.add_option("--channels", channels, "channels (0: the algorithm's default for the topology)")
+      ->capture_default_str();
   cmd.add_option("--inter", inter, "hierarchical: inter-node algorithm, ring or tree")->capture_default_str();
-  cmd.add_option("--reduce-bw", reduce_bw, "GPU reduction throughput for the cost model")->capture_default_str();
+  cmd.add_option("--reduce-bw", reduce_bw, "GPU reduction throughput for the cost model")
+      ->capture_default_str();
 }
 
 CollectiveSpec CollectiveArgs::spec(const topo::Topology& t, const std::string& size) const {
   auto c = parse_collective(collective);
-  if (!c) throw ConfigError(fmt::format("--collective '{}' is unknown (valid: {})", collective, kCollectiveNames));
+  if (!c)
+    throw ConfigError(fmt::format("--collective '{}' is unknown (valid: {})", collective, kCollectiveNames));
   auto d = parse_dtype(dtype);
   if (!d) throw ConfigError(fmt::format("--dtype '{}' is unknown (valid: {})", dtype, kDTypeNames));
   auto o = parse_reduce_op(op);
@@ -34,9 +40,11 @@ CollectiveSpec CollectiveArgs::spec(const topo::Topology& t, const std::string& 
     throw ConfigError(fmt::format("--size: {}", e.what()));
   }
   const std::size_t elem = dtype_size_bytes(*d);
-  if (bytes % elem != 0) throw ConfigError(fmt::format("--size {} is not a whole number of {} elements", size, dtype));
+  if (bytes % elem != 0)
+    throw ConfigError(fmt::format("--size {} is not a whole number of {} elements", size, dtype));
   const int world = static_cast<int>(t.gpus().size());
-  if (root < 0 || root >= world) throw ConfigError(fmt::format("--root {} is not a rank of 0..{}", root, world - 1));
+  if (root < 0 || root >= world)
+    throw ConfigError(fmt::format("--root {} is not a rank of 0..{}", root, world - 1));
   return spec_for(t, *c, bytes / elem, *d, *o, root);
 }
 
@@ -47,9 +55,11 @@ PlanOptions CollectiveArgs::plan_options() const {
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("--chunk: {}", e.what()));
   }
-  if (channels < 0 || channels > 64) throw ConfigError(fmt::format("--channels {} is outside 0..64", channels));
+  if (channels < 0 || channels > 64)
+    throw ConfigError(fmt::format("--channels {} is outside 0..64", channels));
   o.channels = channels;
-  if (inter != "ring" && inter != "tree") throw ConfigError(fmt::format("--inter '{}' is unknown (valid: ring, tree)", inter));
+  if (inter != "ring" && inter != "tree")
+    throw ConfigError(fmt::format("--inter '{}' is unknown (valid: ring, tree)", inter));
   o.inter = inter;
   return o;
 }

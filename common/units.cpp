@@ -18,15 +18,19 @@ struct Suffix {
 // Splits "25GB/s" into 25 and "GB/s". The number may use a decimal point or an exponent.
 std::pair<double, std::string_view> split_number(std::string_view text, std::string_view what,
                                                  std::string_view valid) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  while (!text.empty() && text.front() == ' ')
+    text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ')
+    text.remove_suffix(1);
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || text.empty()) {
-    throw ConfigError(fmt::format("'{}' is not a {}; expected a number with a unit such as {}", text, what, valid));
+    throw ConfigError(
+        fmt::format("'{}' is not a {}; expected a number with a unit such as {}", text, what, valid));
   }
   std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
+  while (!suffix.empty() && suffix.front() == ' ')
+    suffix.remove_prefix(1);
   if (!std::isfinite(value) || value < 0) {
     throw ConfigError(fmt::format("'{}' is not a {}: it must be a finite, non-negative number", text, what));
   }
@@ -40,19 +44,29 @@ double apply_suffix(std::string_view text, std::string_view what, std::string_vi
   for (const Suffix& s : suffixes) {
     if (suffix == s.text) return value * s.factor;
   }
-  throw ConfigError(fmt::format("'{}' has an unknown unit '{}' for a {}; valid units: {}", text, suffix, what, valid));
+  throw ConfigError(
+      fmt::format("'{}' has an unknown unit '{}' for a {}; valid units: {}", text, suffix, what, valid));
 }
 
-constexpr std::array kSizeSuffixes{
-    Suffix{"", 1},          Suffix{"B", 1},           Suffix{"KiB", 1024.0},     Suffix{"MiB", 1048576.0},
-    Suffix{"GiB", 1073741824.0}, Suffix{"TiB", 1099511627776.0}, Suffix{"KB", 1e3}, Suffix{"MB", 1e6},
-    Suffix{"GB", 1e9},      Suffix{"TB", 1e12},       Suffix{"K", 1024.0},       Suffix{"M", 1048576.0},
-    Suffix{"G", 1073741824.0}};
+constexpr std::array kSizeSuffixes{Suffix{"", 1},
+                                   Suffix{"B", 1},
+                                   Suffix{"KiB", 1024.0},
+                                   Suffix{"MiB", 1048576.0},
+                                   Suffix{"GiB", 1073741824.0},
+                                   Suffix{"TiB", 1099511627776.0},
+                                   Suffix{"KB", 1e3},
+                                   Suffix{"MB", 1e6},
+                                   Suffix{"GB", 1e9},
+                                   Suffix{"TB", 1e12},
+                                   Suffix{"K", 1024.0},
+                                   Suffix{"M", 1048576.0},
+                                   Suffix{"G", 1073741824.0}};
 constexpr std::array kBandwidthSuffixes{
-    Suffix{"", 1},        Suffix{"B/s", 1},        Suffix{"KB/s", 1e3},      Suffix{"MB/s", 1e6},
-    Suffix{"GB/s", 1e9},  Suffix{"TB/s", 1e12},    Suffix{"bps", 0.125},     Suffix{"Kbps", 1e3 / 8},
-    Suffix{"Mbps", 1e6 / 8}, Suffix{"Gbps", 1e9 / 8}, Suffix{"Tbps", 1e12 / 8}, Suffix{"GiB/s", 1073741824.0}};
-constexpr std::array kTimeSuffixes{Suffix{"", 1},     Suffix{"s", 1},      Suffix{"ms", 1e-3},
+    Suffix{"", 1},           Suffix{"B/s", 1},         Suffix{"KB/s", 1e3},
+    Suffix{"MB/s", 1e6},     Suffix{"GB/s", 1e9},      Suffix{"TB/s", 1e12},
+    Suffix{"bps", 0.125},    Suffix{"Kbps", 1e3 / 8},  Suffix{"Mbps", 1e6 / 8},
+    Suffix{"Gbps", 1e9 / 8}, Suffix{"Tbps", 1e12 / 8}, Suffix{"GiB/s", 1073741824.0}};
+constexpr std::array kTimeSuffixes{Suffix{"", 1},      Suffix{"s", 1},     Suffix{"ms", 1e-3},
                                    Suffix{"us", 1e-6}, Suffix{"ns", 1e-9}, Suffix{"ps", 1e-12}};
 
 std::string trim_number(double value) {
@@ -72,7 +86,8 @@ std::uint64_t parse_size_bytes(std::string_view text) {
 }
 
 double parse_bandwidth_Bps(std::string_view text) {
-  double bandwidth = apply_suffix(text, "bandwidth", "200Gbps, 25GB/s, 100Mbps, 1e9 (bytes/s)", kBandwidthSuffixes);
+  double bandwidth =
+      apply_suffix(text, "bandwidth", "200Gbps, 25GB/s, 100Mbps, 1e9 (bytes/s)", kBandwidthSuffixes);
   if (bandwidth <= 0) throw ConfigError(fmt::format("bandwidth '{}' must be positive", text));
   return bandwidth;
 }

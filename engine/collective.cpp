@@ -10,11 +10,12 @@
 namespace cclab {
 namespace {
 
-constexpr std::array<std::pair<Collective, std::string_view>, 5> kCollectives{{{Collective::AllReduce, "allreduce"},
-                                                                              {Collective::ReduceScatter, "reduce_scatter"},
-                                                                              {Collective::AllGather, "allgather"},
-                                                                              {Collective::Broadcast, "broadcast"},
-                                                                              {Collective::Reduce, "reduce"}}};
+constexpr std::array<std::pair<Collective, std::string_view>, 5> kCollectives{
+    {{Collective::AllReduce, "allreduce"},
+     {Collective::ReduceScatter, "reduce_scatter"},
+     {Collective::AllGather, "allgather"},
+     {Collective::Broadcast, "broadcast"},
+     {Collective::Reduce, "reduce"}}};
 constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypes{
     {{DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"}}};
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps{
@@ -35,14 +36,28 @@ std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& t
 
 }  // namespace
 
-std::string_view to_string(Collective c) { return name_of(kCollectives, c); }
-std::string_view to_string(DType t) { return name_of(kDTypes, t); }
-std::string_view to_string(ReduceOp op) { return name_of(kReduceOps, op); }
-std::optional<Collective> parse_collective(std::string_view text) { return value_of(kCollectives, text); }
-std::optional<DType> parse_dtype(std::string_view text) { return value_of(kDTypes, text); }
-std::optional<ReduceOp> parse_reduce_op(std::string_view text) { return value_of(kReduceOps, text); }
+std::string_view to_string(Collective c) {
+  return name_of(kCollectives, c);
+}
+std::string_view to_string(DType t) {
+  return name_of(kDTypes, t);
+}
+std::string_view to_string(ReduceOp op) {
+  return name_of(kReduceOps, op);
+}
+std::optional<Collective> parse_collective(std::string_view text) {
+  return value_of(kCollectives, text);
+}
+std::optional<DType> parse_dtype(std::string_view text) {
+  return value_of(kDTypes, text);
+}
+std::optional<ReduceOp> parse_reduce_op(std::string_view text) {
+  return value_of(kReduceOps, text);
+}
 
-std::size_t dtype_size_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
+std::size_t dtype_size_bytes(DType t) {
+  return t == DType::F32 ? 4 : 2;
+}
 
 ElemRange partition(std::uint64_t count, int parts, int index) {
   const std::uint64_t p = static_cast<std::uint64_t>(parts), i = static_cast<std::uint64_t>(index);
@@ -75,11 +90,14 @@ std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
 double busbw_factor(Collective c, int world_size) {
   const double n = world_size;
   switch (c) {
-    case Collective::AllReduce: return n > 1 ? 2 * (n - 1) / n : 0;
+    case Collective::AllReduce:
+      return n > 1 ? 2 * (n - 1) / n : 0;
     case Collective::ReduceScatter:
-    case Collective::AllGather: return n > 1 ? (n - 1) / n : 0;
+    case Collective::AllGather:
+      return n > 1 ? (n - 1) / n : 0;
     case Collective::Broadcast:
-    case Collective::Reduce: return 1;
+    case Collective::Reduce:
+      return 1;
   }
   return 1;
 }

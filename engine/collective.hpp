@@ -18,7 +18,8 @@ std::string_view to_string(ReduceOp op);
 std::optional<Collective> parse_collective(std::string_view text);
 std::optional<DType> parse_dtype(std::string_view text);
 std::optional<ReduceOp> parse_reduce_op(std::string_view text);
-inline constexpr std::string_view kCollectiveNames = "allreduce, reduce_scatter, allgather, broadcast, reduce";
+inline constexpr std::string_view kCollectiveNames =
+    "allreduce, reduce_scatter, allgather, broadcast, reduce";
 inline constexpr std::string_view kDTypeNames = "f32, f16, bf16";
 inline constexpr std::string_view kReduceOpNames = "sum, avg, min, max";
 
@@ -26,10 +27,10 @@ std::size_t dtype_size_bytes(DType t);
 
 // Buffer sizes, in elements:
 //   allreduce, broadcast, reduce: input and output hold `count` elements on every rank.
-//   reduce_scatter: input holds `count`; rank r's output holds its block of the balanced partition of `count`.
-//   allgather: rank r's input holds its block; output holds all `count`.
-// The balanced partition gives the first count % P blocks one extra element, so any count works (NCCL requires
-// equal blocks; this generalises it, which hierarchical algorithms need for their sub-steps).
+//   reduce_scatter: input holds `count`; rank r's output holds its block of the balanced partition of
+//   `count`. allgather: rank r's input holds its block; output holds all `count`.
+// The balanced partition gives the first count % P blocks one extra element, so any count works (NCCL
+// requires equal blocks; this generalises it, which hierarchical algorithms need for their sub-steps).
 struct CollectiveSpec {
   Collective collective = Collective::AllReduce;
   std::uint64_t count = 0;
@@ -61,8 +62,8 @@ std::uint64_t input_count(const CollectiveSpec& spec, int rank);
 std::uint64_t output_count(const CollectiveSpec& spec, int rank);
 // Where, in its output, rank r holds a defined result (empty for non-root ranks of reduce).
 ElemRange result_range(const CollectiveSpec& spec, int rank);
-// For in-place runs: where the input lives inside the output (allgather: the rank's block), or the output inside
-// the input (reduce_scatter: the rank's block); the same offset 0 otherwise.
+// For in-place runs: where the input lives inside the output (allgather: the rank's block), or the output
+// inside the input (reduce_scatter: the rank's block); the same offset 0 otherwise.
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank);
 
 // nccl-tests bus bandwidth factor: busbw = algbw * factor.

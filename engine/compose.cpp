@@ -9,7 +9,8 @@ namespace cclab {
 
 Composer::Composer(Schedule& target)
     : target_(target), phase_begin_(target.ranks.size(), 0), barrier_(target.ranks.size()) {
-  for (std::size_t r = 0; r < target.ranks.size(); ++r) phase_begin_[r] = target.ranks[r].ops.size();
+  for (std::size_t r = 0; r < target.ranks.size(); ++r)
+    phase_begin_[r] = target.ranks[r].ops.size();
 }
 
 void Composer::next_phase() {
@@ -45,9 +46,11 @@ void Composer::append(const Schedule& sub, std::span<const int> ranks, const Pla
     std::set<int> channel_started;
     for (const Op& op : src.ops) {
       std::vector<OpId> deps;
-      for (OpId d : src.deps_of(op)) deps.push_back(base + d);
+      for (OpId d : src.deps_of(op))
+        deps.push_back(base + d);
       // The first op on each channel (and every op without deps) waits for the previous phase.
-      if (deps.empty() || !channel_started.count(op.channel)) deps.insert(deps.end(), barrier_[r].begin(), barrier_[r].end());
+      if (deps.empty() || !channel_started.count(op.channel))
+        deps.insert(deps.end(), barrier_[r].begin(), barrier_[r].end());
       channel_started.insert(op.channel);
       Op mapped = op;
       if (is_comm(op.kind)) mapped.peer = ranks[static_cast<std::size_t>(op.peer)];

@@ -1,8 +1,9 @@
 // Building schedules out of sub-schedules planned on subgroups: the mechanism behind hierarchical algorithms.
-// A sub-schedule is planned for a world of its own (ranks 0..g-1, its own input/output/scratch); appending it maps
-// its ranks to global ranks, its buffers to places in the global buffers, and its ops into the global programs.
-// Phases run one after the other on each rank: the first ops of a new phase wait for every op of the previous
-// phase on that rank that nothing else waits for (its sinks), which orders the whole previous phase before it.
+// A sub-schedule is planned for a world of its own (ranks 0..g-1, its own input/output/scratch); appending it
+// maps its ranks to global ranks, its buffers to places in the global buffers, and its ops into the global
+// programs. Phases run one after the other on each rank: the first ops of a new phase wait for every op of
+// the previous phase on that rank that nothing else waits for (its sinks), which orders the whole previous
+// phase before it.
 #pragma once
 
 #include <functional>
@@ -31,7 +32,7 @@ class Composer {
 
  private:
   Schedule& target_;
-  std::vector<std::size_t> phase_begin_;  // per rank: first op of the current phase
+  std::vector<std::size_t> phase_begin_;    // per rank: first op of the current phase
   std::vector<std::vector<OpId>> barrier_;  // per rank: sinks of the previous phase
 };
 

@@ -1,10 +1,10 @@
 #include "engine/cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
-#include <cmath>
 
 #include "common/error.hpp"
 #include "engine/progress.hpp"
@@ -13,7 +13,8 @@ namespace cclab {
 namespace {
 
 std::uint64_t connection_key(int a, int b, int channel) {
-  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) | static_cast<std::uint64_t>(channel);
+  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
+         static_cast<std::uint64_t>(channel);
 }
 
 // Start times per the IR, shared by the cost model and the step counter.
@@ -32,7 +33,8 @@ class Timeline : public ProgressHooks {
     const Program& p = s_.ranks[rank];
     const Op& op = p.ops[id];
     double t = channel_last_start_[rank][op.channel];
-    for (OpId d : p.deps_of(op)) t = std::max(t, result_.op_times[rank][d].end_s);
+    for (OpId d : p.deps_of(op))
+      t = std::max(t, result_.op_times[rank][d].end_s);
     result_.op_times[rank][id].start_s = t;
     channel_last_start_[rank][op.channel] = t;
   }
@@ -41,7 +43,8 @@ class Timeline : public ProgressHooks {
     const int world = s_.spec.world_size;
     result_.rank_end_s.assign(world, 0.0);
     for (int r = 0; r < world; ++r) {
-      for (const OpTiming& t : result_.op_times[r]) result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
+      for (const OpTiming& t : result_.op_times[r])
+        result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
       result_.total_s = std::max(result_.total_s, result_.rank_end_s[r]);
     }
     result_.bytes_sent = bytes_sent_per_rank(s_);
@@ -61,7 +64,8 @@ class AlphaBetaTimeline final : public Timeline {
     // Static link sharing: how many channels have a connection routed over each directed link. Channels run
     // concurrently and split a link; the phases of one channel (a ring's reduce-scatter and allgather, the
     // steps of halving-doubling) follow each other and do not.
-    // A planner may run each channel as several IR lanes (tree: up and down); lanes of one channel count once.
+    // A planner may run each channel as several IR lanes (tree: up and down); lanes of one channel count
+    // once.
     const auto lanes_param = s.params.find("lanes");
     const int lanes = lanes_param == s.params.end() ? 1 : std::max(1, std::stoi(lanes_param->second));
     std::unordered_map<std::size_t, std::unordered_set<int>> channels_on_link;
@@ -71,9 +75,11 @@ class AlphaBetaTimeline final : public Timeline {
         auto [it, fresh] = connections_.try_emplace(connection_key(a, op.peer, op.channel));
         if (!fresh) continue;
         auto route = routes_.find(pair_key(a, op.peer));
-        if (route == routes_.end()) route = routes_.emplace(pair_key(a, op.peer), t.route_between_ranks(a, op.peer)).first;
+        if (route == routes_.end())
+          route = routes_.emplace(pair_key(a, op.peer), t.route_between_ranks(a, op.peer)).first;
         it->second.route = &route->second;
-        for (const topo::Hop& h : route->second.hops) channels_on_link[h.directed_id()].insert(op.channel / lanes);
+        for (const topo::Hop& h : route->second.hops)
+          channels_on_link[h.directed_id()].insert(op.channel / lanes);
       }
     }
     for (auto& [key, conn] : connections_) {
@@ -109,7 +115,9 @@ class AlphaBetaTimeline final : public Timeline {
   }
 
  private:
-  static std::uint64_t pair_key(int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); }
+  static std::uint64_t pair_key(int a, int b) {
+    return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+  }
   struct Connection {
     const topo::Route* route = nullptr;
     double bandwidth_Bps = 0;
@@ -124,7 +132,9 @@ class AlphaBetaTimeline final : public Timeline {
 class StepTimeline final : public Timeline {
  public:
   using Timeline::Timeline;
-  void on_local(int rank, OpId id) override { result_.op_times[rank][id].end_s = result_.op_times[rank][id].start_s; }
+  void on_local(int rank, OpId id) override {
+    result_.op_times[rank][id].end_s = result_.op_times[rank][id].start_s;
+  }
   void on_transfer(int a, OpId send_id, int b, OpId recv_id) override {
     OpTiming& ts = result_.op_times[a][send_id];
     OpTiming& tr = result_.op_times[b][recv_id];

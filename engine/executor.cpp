@@ -21,8 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One rank's incoming messages, by (source, channel), in send order. Sends are buffered (eager): the verifier has
-// already ruled out races on send buffers, so copying at send time gives the same result as rendezvous.
+// One rank's incoming messages, by (source, channel), in send order. Sends are buffered (eager): the verifier
+// has already ruled out races on send buffers, so copying at send time gives the same result as rendezvous.
 struct Mailbox {
   std::mutex mutex;
   std::condition_variable arrived;
@@ -32,8 +32,12 @@ struct Mailbox {
 class ReferenceRun {
  public:
   ReferenceRun(const Schedule& s, std::vector<RankBuffers>& buffers, const ExecOptions& options)
-      : s_(s), buffers_(buffers), options_(options), mailboxes_(s.spec.world_size),
-        elem_(dtype_size_bytes(s.spec.dtype)), channels_(std::max(1, s.num_channels())) {
+      : s_(s),
+        buffers_(buffers),
+        options_(options),
+        mailboxes_(s.spec.world_size),
+        elem_(dtype_size_bytes(s.spec.dtype)),
+        channels_(std::max(1, s.num_channels())) {
     result_.op_times.resize(s.spec.world_size);
     result_.rank_end_s.assign(s.spec.world_size, 0);
   }
@@ -43,10 +47,13 @@ class ReferenceRun {
     start_ = Clock::now();
     std::vector<std::thread> threads;
     threads.reserve(world);
-    for (int r = 0; r < world; ++r) threads.emplace_back([this, r] { guarded(r); });
-    for (auto& t : threads) t.join();
+    for (int r = 0; r < world; ++r)
+      threads.emplace_back([this, r] { guarded(r); });
+    for (auto& t : threads)
+      t.join();
     if (error_) std::rethrow_exception(error_);
-    for (double t : result_.rank_end_s) result_.total_s = std::max(result_.total_s, t);
+    for (double t : result_.rank_end_s)
+      result_.total_s = std::max(result_.total_s, t);
     result_.bytes_sent = bytes_sent_per_rank(s_);
     return std::move(result_);
   }
@@ -73,10 +80,13 @@ class ReferenceRun {
     std::uint64_t offset = c.offset;
     std::byte* base = nullptr;
     switch (c.buffer) {
-      case Buffer::Scratch: base = scratch_[rank].data(); break;
+      case Buffer::Scratch:
+        base = scratch_[rank].data();
+        break;
       case Buffer::Output:
         base = b.output.data();
-        if (options_.in_place && s_.spec.collective == Collective::ReduceScatter) offset += in_place_offset(s_.spec, rank);
+        if (options_.in_place && s_.spec.collective == Collective::ReduceScatter)
+          offset += in_place_offset(s_.spec, rank);
         break;
       case Buffer::Input:
         if (!options_.in_place) {
@@ -95,7 +105,8 @@ class ReferenceRun {
     scratch_[rank].assign(p.scratch_count * elem_, std::byte{0});
     const int channels = channels_;
     std::vector<std::vector<OpId>> channel_ops(channels);
-    for (OpId i = 0; i < p.ops.size(); ++i) channel_ops[p.ops[i].channel].push_back(i);
+    for (OpId i = 0; i < p.ops.size(); ++i)
+      channel_ops[p.ops[i].channel].push_back(i);
     std::vector<std::size_t> next(channels, 0);
     std::vector<std::uint8_t> done(p.ops.size(), 0);
     std::vector<OpId> pending;  // started receives, in start order
@@ -126,7 +137,8 @@ class ReferenceRun {
           progressed = true;
           switch (op.kind) {
             case OpKind::Send: {
-              std::vector<std::byte> message(address(rank, op.src), address(rank, op.src) + op.src.count * elem_);
+              std::vector<std::byte> message(address(rank, op.src),
+                                             address(rank, op.src) + op.src.count * elem_);
               Mailbox& box = mailboxes_[op.peer];
               {
                 std::lock_guard lock(box.mutex);
@@ -137,14 +149,16 @@ class ReferenceRun {
               break;
             }
             case OpKind::Recv:
-            case OpKind::RecvReduce: pending.push_back(i); break;
+            case OpKind::RecvReduce:
+              pending.push_back(i);
+              break;
             case OpKind::Copy:
               std::memmove(address(rank, op.dst), address(rank, op.src), op.count() * elem_);
               finish(i);
               break;
             case OpKind::LocalReduce:
-              reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.dst), address(rank, op.src),
-                     op.count());
+              reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.dst),
+                     address(rank, op.src), op.count());
               finish(i);
               break;
           }
@@ -153,8 +167,8 @@ class ReferenceRun {
       // Complete pending receives whose message has arrived; per (peer, channel) only the oldest may match.
       {
         std::unique_lock lock(inbox.mutex);
-        // A receive that found no message blocks later receives on its (peer, channel) for this pass, even if a
-        // message arrives meanwhile: that message belongs to the older receive.
+        // A receive that found no message blocks later receives on its (peer, channel) for this pass, even if
+        // a message arrives meanwhile: that message belongs to the older receive.
         std::vector<std::pair<int, int>> blocked;
         for (auto it = pending.begin(); it != pending.end();) {
           const Op& op = p.ops[*it];
@@ -172,7 +186,8 @@ class ReferenceRun {
           if (op.kind == OpKind::Recv) {
             std::memcpy(address(rank, op.dst), message.data(), message.size());
           } else {
-            reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.src), message.data(), op.count());
+            reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.src), message.data(),
+                   op.count());
           }
           finish(*it);
           progressed = true;
@@ -181,9 +196,11 @@ class ReferenceRun {
         }
         if (!progressed && completed < p.ops.size()) {
           inbox.arrived.wait_for(lock, std::chrono::milliseconds(50));
-          if (std::chrono::duration<double>(Clock::now() - last_progress).count() > options_.stall_timeout_s) {
-            throw BackendError(fmt::format("reference executor: rank {} made no progress for {} s ({} of {} ops done)",
-                                           rank, options_.stall_timeout_s, completed, p.ops.size()));
+          if (std::chrono::duration<double>(Clock::now() - last_progress).count() >
+              options_.stall_timeout_s) {
+            throw BackendError(
+                fmt::format("reference executor: rank {} made no progress for {} s ({} of {} ops done)", rank,
+                            options_.stall_timeout_s, completed, p.ops.size()));
           }
         }
       }
@@ -227,7 +244,8 @@ RankBuffers make_rank_buffers(const CollectiveSpec& spec, int rank, bool in_plac
   return b;
 }
 
-RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& buffers, const ExecOptions& options) {
+RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& buffers,
+                            const ExecOptions& options) {
   const int world = schedule.spec.world_size;
   if (static_cast<int>(buffers.size()) != world) {
     throw ConfigError(fmt::format("execute: {} rank buffers for a world of {}", buffers.size(), world));
@@ -235,8 +253,9 @@ RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& 
   const std::size_t elem = dtype_size_bytes(schedule.spec.dtype);
   for (int r = 0; r < world; ++r) {
     const std::uint64_t in = input_count(schedule.spec, r), out = output_count(schedule.spec, r);
-    const bool ok = options.in_place ? buffers[r].output.size() >= std::max(in, out) * elem
-                                     : buffers[r].input.size() >= in * elem && buffers[r].output.size() >= out * elem;
+    const bool ok = options.in_place
+                        ? buffers[r].output.size() >= std::max(in, out) * elem
+                        : buffers[r].input.size() >= in * elem && buffers[r].output.size() >= out * elem;
     if (!ok) throw ConfigError(fmt::format("execute: rank {} buffers are smaller than the spec needs", r));
   }
   return ReferenceRun(schedule, buffers, options).run();

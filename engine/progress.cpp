@@ -11,18 +11,22 @@ namespace {
 
 std::uint64_t buffer_size(const Schedule& s, int rank, Buffer b) {
   switch (b) {
-    case Buffer::Input: return input_count(s.spec, rank);
-    case Buffer::Output: return output_count(s.spec, rank);
-    case Buffer::Scratch: return s.ranks[rank].scratch_count;
+    case Buffer::Input:
+      return input_count(s.spec, rank);
+    case Buffer::Output:
+      return output_count(s.spec, rank);
+    case Buffer::Scratch:
+      return s.ranks[rank].scratch_count;
   }
   return 0;
 }
 
-std::optional<std::string> check_chunk(const Schedule& s, int rank, OpId id, const Chunk& c, const char* role) {
+std::optional<std::string> check_chunk(const Schedule& s, int rank, OpId id, const Chunk& c,
+                                       const char* role) {
   const std::uint64_t size = buffer_size(s, rank, c.buffer);
   if (c.offset > size || c.count > size - c.offset) {
-    return fmt::format("{}: {} chunk {}[{}, {}) is outside the buffer of {} elements", format_op(s, rank, id), role,
-                       to_string(c.buffer), c.offset, c.offset + c.count, size);
+    return fmt::format("{}: {} chunk {}[{}, {}) is outside the buffer of {} elements", format_op(s, rank, id),
+                       role, to_string(c.buffer), c.offset, c.offset + c.count, size);
   }
   return std::nullopt;
 }
@@ -56,13 +60,15 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
         return fmt::format("rank {} op {}: unknown op kind", r, i);
       }
       if (is_comm(op.kind) && (op.peer < 0 || op.peer >= world || op.peer == r)) {
-        return fmt::format("{}: peer {} is not another rank of a world of {}", format_op(s, r, i), op.peer, world);
+        return fmt::format("{}: peer {} is not another rank of a world of {}", format_op(s, r, i), op.peer,
+                           world);
       }
       if (op.deps_begin > p.deps.size() || op.deps_count > p.deps.size() - op.deps_begin) {
         return fmt::format("rank {} op {}: deps outside the dependency list", r, i);
       }
       for (OpId d : p.deps_of(op)) {
-        if (d >= p.ops.size() || d == i) return fmt::format("{}: dep {} is not another op of rank {}", format_op(s, r, i), d, r);
+        if (d >= p.ops.size() || d == i)
+          return fmt::format("{}: dep {} is not another op of rank {}", format_op(s, r, i), d, r);
       }
       if (reads_src(op.kind))
         if (auto e = check_chunk(s, r, i, op.src, "source")) return e;
@@ -77,7 +83,8 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
     std::vector<std::uint32_t> indegree(p.ops.size(), 0);
     std::vector<std::vector<OpId>> dependents(p.ops.size());
     for (OpId i = 0; i < p.ops.size(); ++i)
-      for (OpId d : p.deps_of(p.ops[i])) ++indegree[i], dependents[d].push_back(i);
+      for (OpId d : p.deps_of(p.ops[i]))
+        ++indegree[i], dependents[d].push_back(i);
     std::vector<OpId> ready;
     for (OpId i = 0; i < p.ops.size(); ++i)
       if (indegree[i] == 0) ready.push_back(i);
@@ -91,7 +98,8 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
     }
     if (visited != p.ops.size()) {
       auto it = std::find_if(indegree.begin(), indegree.end(), [](std::uint32_t d) { return d > 0; });
-      return fmt::format("{}: its deps form a cycle", format_op(s, r, static_cast<OpId>(it - indegree.begin())));
+      return fmt::format("{}: its deps form a cycle",
+                         format_op(s, r, static_cast<OpId>(it - indegree.begin())));
     }
   }
   // Pair the k-th send a->b on channel c with the k-th receive at b from a on channel c.
@@ -104,14 +112,15 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
       const std::size_t k = sent[connection_key(op.peer, op.channel)]++;
       auto& list = recvs[op.peer][connection_key(a, op.channel)];
       if (k >= list.size()) {
-        return fmt::format("{}: no matching receive at rank {} (it posts {} receives from rank {} on channel {})",
-                           format_op(s, a, i), op.peer, list.size(), a, op.channel);
+        return fmt::format(
+            "{}: no matching receive at rank {} (it posts {} receives from rank {} on channel {})",
+            format_op(s, a, i), op.peer, list.size(), a, op.channel);
       }
       const OpId j = list[k];
       const Op& rop = s.ranks[op.peer].ops[j];
       if (rop.dst.count != op.src.count) {
-        return fmt::format("{}: sends {} elements but its matching receive ({}) expects {}", format_op(s, a, i),
-                           op.src.count, format_op(s, op.peer, j), rop.dst.count);
+        return fmt::format("{}: sends {} elements but its matching receive ({}) expects {}",
+                           format_op(s, a, i), op.src.count, format_op(s, op.peer, j), rop.dst.count);
       }
       matching.partner[a][i] = OpRef{op.peer, j};
       matching.partner[op.peer][j] = OpRef{a, i};
@@ -121,7 +130,8 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
     for (OpId j = 0; j < s.ranks[b].ops.size(); ++j)
       if (is_recv(s.ranks[b].ops[j].kind) && matching.partner[b][j].rank < 0) {
         const Op& op = s.ranks[b].ops[j];
-        return fmt::format("{}: no matching send from rank {} on channel {}", format_op(s, b, j), op.peer, op.channel);
+        return fmt::format("{}: no matching send from rank {} on channel {}", format_op(s, b, j), op.peer,
+                           op.channel);
       }
   return std::nullopt;
 }
@@ -138,8 +148,8 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
       std::uint32_t waiting = 0;  // deps not yet done
       std::uint8_t state = kIdle;
     };
-    std::vector<OpState> op;                     // per op, packed: the walk touches both together
-    std::vector<OpId> dependents;                // CSR of reverse deps
+    std::vector<OpState> op;       // per op, packed: the walk touches both together
+    std::vector<OpId> dependents;  // CSR of reverse deps
     std::vector<std::uint32_t> dependents_begin;
     std::size_t done = 0;
   };
@@ -154,21 +164,25 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     for (OpId i = 0; i < p.ops.size(); ++i) {
       st.channel_ops[p.ops[i].channel].push_back(i);
       st.op[i].waiting = p.ops[i].deps_count;
-      for (OpId d : p.deps_of(p.ops[i])) ++st.dependents_begin[d + 1];
+      for (OpId d : p.deps_of(p.ops[i]))
+        ++st.dependents_begin[d + 1];
     }
-    for (std::size_t i = 1; i < st.dependents_begin.size(); ++i) st.dependents_begin[i] += st.dependents_begin[i - 1];
+    for (std::size_t i = 1; i < st.dependents_begin.size(); ++i)
+      st.dependents_begin[i] += st.dependents_begin[i - 1];
     st.dependents.resize(st.dependents_begin.back());
     std::vector<std::uint32_t> fill(st.dependents_begin.begin(), st.dependents_begin.end() - 1);
     for (OpId i = 0; i < p.ops.size(); ++i)
-      for (OpId d : p.deps_of(p.ops[i])) st.dependents[fill[d]++] = i;
+      for (OpId d : p.deps_of(p.ops[i]))
+        st.dependents[fill[d]++] = i;
   }
 
   // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
-  // completions keeps ops pending as long as the semantics allow, which is what exposes races to the verifier.
-  // The worklist holds (rank, channel) lanes whose next op may have become startable.
+  // completions keeps ops pending as long as the semantics allow, which is what exposes races to the
+  // verifier. The worklist holds (rank, channel) lanes whose next op may have become startable.
   std::vector<std::pair<int, int>> worklist;
   for (int r = world - 1; r >= 0; --r)
-    for (int c = channels - 1; c >= 0; --c) worklist.push_back({r, c});
+    for (int c = channels - 1; c >= 0; --c)
+      worklist.push_back({r, c});
   std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
   auto complete = [&](int r, OpId i) {
     RankState& st = ranks[r];
@@ -218,10 +232,11 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
       for (std::size_t k = 0; k < list.size(); ++k) {
         const OpId i = list[k];
         if (st.op[i].state == kDone) continue;
-        const char* why = st.op[i].state == kStarted ? "waits for its peer, which never reaches the matching op"
-                                                   : "never starts: a dependency or the peer it waits on is blocked";
-        return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, i), why, st.done,
-                           s.ranks[r].ops.size(), r);
+        const char* why = st.op[i].state == kStarted
+                              ? "waits for its peer, which never reaches the matching op"
+                              : "never starts: a dependency or the peer it waits on is blocked";
+        return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, i), why,
+                           st.done, s.ranks[r].ops.size(), r);
       }
     }
   }

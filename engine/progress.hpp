@@ -1,6 +1,6 @@
-// The IR's execution semantics as a deterministic walk, shared by the verifier (symbolic data), the cost model
-// (times) and the step counter. It matches sends with receives, then starts ops in the order the rules allow and
-// completes matched pairs; when nothing can move while ops remain, the schedule deadlocks.
+// The IR's execution semantics as a deterministic walk, shared by the verifier (symbolic data), the cost
+// model (times) and the step counter. It matches sends with receives, then starts ops in the order the rules
+// allow and completes matched pairs; when nothing can move while ops remain, the schedule deadlocks.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +21,10 @@ struct Matching {
   std::vector<std::vector<OpRef>> partner;
 };
 
-// Checks the structure every backend relies on and pairs sends with receives. Returns an error naming the first bad
-// rank and op, or nullopt when the schedule is well-formed: peers in range and not self, chunks inside their
-// buffers, equal src/dst counts, deps in range and acyclic, every send matched by a receive of the same size.
+// Checks the structure every backend relies on and pairs sends with receives. Returns an error naming the
+// first bad rank and op, or nullopt when the schedule is well-formed: peers in range and not self, chunks
+// inside their buffers, equal src/dst counts, deps in range and acyclic, every send matched by a receive of
+// the same size.
 std::optional<std::string> check_structure(const Schedule& schedule, Matching& matching);
 
 class ProgressHooks {
@@ -39,8 +40,9 @@ class ProgressHooks {
   virtual bool stop() const { return false; }
 };
 
-// Walks the whole schedule. Returns nullopt when every op completed (or a hook stopped the walk), else a deadlock
-// report naming the first blocked rank and op.
-std::optional<std::string> walk_schedule(const Schedule& schedule, const Matching& matching, ProgressHooks& hooks);
+// Walks the whole schedule. Returns nullopt when every op completed (or a hook stopped the walk), else a
+// deadlock report naming the first blocked rank and op.
+std::optional<std::string> walk_schedule(const Schedule& schedule, const Matching& matching,
+                                         ProgressHooks& hooks);
 
 }  // namespace cclab

@@ -32,7 +32,9 @@ int nics_per_node(const Topology& t) {
     if (t.vertex(v).kind == topo::VertexKind::Nic && t.vertex(v).node == 0) ++nics;
   return std::max(1, nics);
 }
-int channels_or(const PlanOptions& o, int fallback) { return o.channels > 0 ? o.channels : fallback; }
+int channels_or(const PlanOptions& o, int fallback) {
+  return o.channels > 0 ? o.channels : fallback;
+}
 std::uint64_t chunk_of(const PlanOptions& o, const CollectiveSpec& spec) {
   return planners::chunk_elems(o.chunk_bytes, spec.dtype);
 }
@@ -40,16 +42,19 @@ std::uint64_t chunk_of(const PlanOptions& o, const CollectiveSpec& spec) {
 Support needs_world(const CollectiveSpec& spec, const Topology& t) {
   if (spec.world_size < 1) return Support::no("the world is empty");
   if (static_cast<int>(t.gpus().size()) != spec.world_size) {
-    return Support::no(fmt::format("the topology has {} GPUs but the collective spans {} ranks", t.gpus().size(),
-                                   spec.world_size));
+    return Support::no(fmt::format("the topology has {} GPUs but the collective spans {} ranks",
+                                   t.gpus().size(), spec.world_size));
   }
   return Support::yes();
 }
-Support any(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) { return needs_world(spec, t); }
+Support any(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
+  return needs_world(spec, t);
+}
 Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
   if (auto s = needs_world(spec, t); !s.ok) return s;
   if (!t.uniform()) return Support::no("nodes have different GPU counts");
-  if (o.inter != "ring" && o.inter != "tree") return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
+  if (o.inter != "ring" && o.inter != "tree")
+    return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
   return Support::yes();
 }
 
@@ -70,16 +75,19 @@ std::vector<Algorithm> make_registry() {
                                              to_string(spec.collective));
                                Schedule s = plan(spec, t, o);
                                s.params["chunk"] = std::to_string(o.chunk_bytes);
-                               if (!s.params.count("channels")) s.params["channels"] = std::to_string(s.num_channels());
+                               if (!s.params.count("channels"))
+                                 s.params["channels"] = std::to_string(s.num_channels());
                                return s;
                              }});
   };
-  add("ring", Collective::AllReduce, "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
+  add("ring", Collective::AllReduce,
+      "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allreduce(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))), chunk_of(o, s));
+        return planners::ring_allreduce(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+                                        chunk_of(o, s));
       });
-  add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined", any,
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+  add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
+      any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const int channels = channels_or(o, std::max(2, nics_per_node(t)));
         Schedule plan = planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
         plan.params["channels"] = std::to_string(channels);
@@ -88,15 +96,19 @@ std::vector<Algorithm> make_registry() {
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",
       uniform_nodes, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        const auto inter = o.inter == "tree" ? planners::InterAlgorithm::Tree : planners::InterAlgorithm::Ring;
-        return planners::hierarchical_allreduce(s, planners::node_groups(t), inter, channels_or(o, 1), chunk_of(o, s));
+        const auto inter =
+            o.inter == "tree" ? planners::InterAlgorithm::Tree : planners::InterAlgorithm::Ring;
+        return planners::hierarchical_allreduce(s, planners::node_groups(t), inter, channels_or(o, 1),
+                                                chunk_of(o, s));
       });
-  add("leader", Collective::AllReduce, "Horovod-style: reduce to a node leader, leaders allreduce, broadcast", any,
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+  add("leader", Collective::AllReduce, "Horovod-style: reduce to a node leader, leaders allreduce, broadcast",
+      any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::leader_allreduce(s, planners::node_groups(t), channels_or(o, 1), chunk_of(o, s));
       });
-  add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size", any,
-      [](const CollectiveSpec& s, const Topology&, const PlanOptions&) { return planners::halving_doubling_allreduce(s); });
+  add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
+      any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
+        return planners::halving_doubling_allreduce(s);
+      });
   add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_reduce_scatter(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
@@ -104,12 +116,13 @@ std::vector<Algorithm> make_registry() {
       });
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allgather(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))), chunk_of(o, s));
+        return planners::ring_allgather(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+                                        chunk_of(o, s));
       });
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::chain_broadcast(s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false),
-                                         chunk_of(o, s));
+        return planners::chain_broadcast(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false), chunk_of(o, s));
       });
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
@@ -117,8 +130,8 @@ std::vector<Algorithm> make_registry() {
       });
   add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::chain_reduce(s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true),
-                                      chunk_of(o, s));
+        return planners::chain_reduce(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true), chunk_of(o, s));
       });
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
@@ -149,12 +162,13 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
 
 std::string algorithm_names(Collective collective) {
   std::vector<std::string> names;
-  for (const Algorithm* a : algorithms_for(collective)) names.push_back(a->name);
+  for (const Algorithm* a : algorithms_for(collective))
+    names.push_back(a->name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count, DType dtype,
-                        ReduceOp op, int root) {
+CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,
+                        DType dtype, ReduceOp op, int root) {
   CollectiveSpec spec;
   spec.collective = collective;
   spec.count = count;
@@ -170,13 +184,14 @@ Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topolo
   std::string chosen(name);
   if (name == "auto") {
     auto best = cheapest(cost_table(spec, topology, options, cost));
-    if (!best) return Planned{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
+    if (!best)
+      return Planned{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
     chosen = *best;
   }
   const Algorithm* algorithm = find_algorithm(spec.collective, chosen);
   if (!algorithm) {
-    throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(spec.collective), chosen,
-                                  algorithm_names(spec.collective)));
+    throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(spec.collective),
+                                  chosen, algorithm_names(spec.collective)));
   }
   if (Support s = algorithm->supports(spec, topology, options); !s.ok) {
     return Planned{std::nullopt, fmt::format("{} does not apply: {}", chosen, s.reason)};
@@ -184,8 +199,8 @@ Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topolo
   return Planned{algorithm->plan(spec, topology, options), {}};
 }
 
-std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology, const PlanOptions& options,
-                                const CostParams& cost) {
+std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
+                                const PlanOptions& options, const CostParams& cost) {
   std::vector<CostRow> rows;
   for (const Algorithm* a : algorithms_for(spec.collective)) {
     CostRow row{a->name, a->supports(spec, topology, options), 0};

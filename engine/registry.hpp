@@ -1,5 +1,6 @@
 // The algorithm registry: every planner by collective and name, with a description and a supports() predicate
-// that says why it does not apply ("doesn't apply" is a value, not an exception), and selection by the α-β cost.
+// that says why it does not apply ("doesn't apply" is a value, not an exception), and selection by the α-β
+// cost.
 #pragma once
 
 #include <functional>
@@ -41,8 +42,8 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name);
 std::string algorithm_names(Collective collective);  // "ring, tree, ..." for error messages
 
 // The spec a topology implies: world size = its GPU count.
-CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count, DType dtype,
-                        ReduceOp op = ReduceOp::Sum, int root = 0);
+CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,
+                        DType dtype, ReduceOp op = ReduceOp::Sum, int root = 0);
 
 // A plan, or why there is none.
 struct Planned {

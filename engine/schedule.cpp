@@ -12,15 +12,18 @@
 namespace cclab {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 5> kOpKinds{{{OpKind::Send, "send"},
-                                                                       {OpKind::Recv, "recv"},
-                                                                       {OpKind::RecvReduce, "recv_reduce"},
-                                                                       {OpKind::Copy, "copy"},
-                                                                       {OpKind::LocalReduce, "local_reduce"}}};
+constexpr std::array<std::pair<OpKind, std::string_view>, 5> kOpKinds{
+    {{OpKind::Send, "send"},
+     {OpKind::Recv, "recv"},
+     {OpKind::RecvReduce, "recv_reduce"},
+     {OpKind::Copy, "copy"},
+     {OpKind::LocalReduce, "local_reduce"}}};
 constexpr std::array<std::pair<Buffer, std::string_view>, 3> kBuffers{
     {{Buffer::Input, "input"}, {Buffer::Output, "output"}, {Buffer::Scratch, "scratch"}}};
 
-std::string format_chunk(const Chunk& c) { return fmt::format("{}[{}+{}]", to_string(c.buffer), c.offset, c.count); }
+std::string format_chunk(const Chunk& c) {
+  return fmt::format("{}[{}+{}]", to_string(c.buffer), c.offset, c.count);
+}
 
 }  // namespace
 
@@ -65,13 +68,15 @@ Schedule empty_schedule(const CollectiveSpec& spec, std::string algorithm) {
 int Schedule::num_channels() const {
   int highest = -1;
   for (const Program& p : ranks)
-    for (const Op& op : p.ops) highest = std::max(highest, static_cast<int>(op.channel));
+    for (const Op& op : p.ops)
+      highest = std::max(highest, static_cast<int>(op.channel));
   return highest + 1;
 }
 
 std::size_t Schedule::num_ops() const {
   std::size_t n = 0;
-  for (const Program& p : ranks) n += p.ops.size();
+  for (const Program& p : ranks)
+    n += p.ops.size();
   return n;
 }
 
@@ -96,13 +101,15 @@ OpId ProgramBuilder::recv(int peer, int channel, Chunk dst, Deps deps) {
   return program_.add(make_op(OpKind::Recv, peer, channel, {}, dst), std::span(deps.begin(), deps.size()));
 }
 OpId ProgramBuilder::recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps) {
-  return program_.add(make_op(OpKind::RecvReduce, peer, channel, src, dst), std::span(deps.begin(), deps.size()));
+  return program_.add(make_op(OpKind::RecvReduce, peer, channel, src, dst),
+                      std::span(deps.begin(), deps.size()));
 }
 OpId ProgramBuilder::copy(Chunk src, Chunk dst, Deps deps, int channel) {
   return program_.add(make_op(OpKind::Copy, -1, channel, src, dst), std::span(deps.begin(), deps.size()));
 }
 OpId ProgramBuilder::local_reduce(Chunk src, Chunk dst, Deps deps, int channel) {
-  return program_.add(make_op(OpKind::LocalReduce, -1, channel, src, dst), std::span(deps.begin(), deps.size()));
+  return program_.add(make_op(OpKind::LocalReduce, -1, channel, src, dst),
+                      std::span(deps.begin(), deps.size()));
 }
 
 std::string format_op(const Schedule& schedule, int rank, OpId id) {
@@ -110,13 +117,21 @@ std::string format_op(const Schedule& schedule, int rank, OpId id) {
   const Op& op = p.ops.at(id);
   std::string text = fmt::format("rank {} op {}: {}", rank, id, to_string(op.kind));
   switch (op.kind) {
-    case OpKind::Send: text += fmt::format(" {} -> {}", format_chunk(op.src), op.peer); break;
-    case OpKind::Recv: text += fmt::format(" {} <- {}", format_chunk(op.dst), op.peer); break;
+    case OpKind::Send:
+      text += fmt::format(" {} -> {}", format_chunk(op.src), op.peer);
+      break;
+    case OpKind::Recv:
+      text += fmt::format(" {} <- {}", format_chunk(op.dst), op.peer);
+      break;
     case OpKind::RecvReduce:
       text += fmt::format(" {} = {} + recv from {}", format_chunk(op.dst), format_chunk(op.src), op.peer);
       break;
-    case OpKind::Copy: text += fmt::format(" {} = {}", format_chunk(op.dst), format_chunk(op.src)); break;
-    case OpKind::LocalReduce: text += fmt::format(" {} += {}", format_chunk(op.dst), format_chunk(op.src)); break;
+    case OpKind::Copy:
+      text += fmt::format(" {} = {}", format_chunk(op.dst), format_chunk(op.src));
+      break;
+    case OpKind::LocalReduce:
+      text += fmt::format(" {} += {}", format_chunk(op.dst), format_chunk(op.src));
+      break;
   }
   text += fmt::format(" ch {}", op.channel);
   auto deps = p.deps_of(op);
@@ -137,7 +152,8 @@ std::string format_schedule_summary(const Schedule& s) {
   std::string text = fmt::format("{} {}: {}\n", s.algorithm, to_string(s.spec.collective), describe(s.spec));
   if (!s.params.empty()) {
     text += "params:";
-    for (const auto& [k, v] : s.params) text += fmt::format(" {}={}", k, v);
+    for (const auto& [k, v] : s.params)
+      text += fmt::format(" {}={}", k, v);
     text += "\n";
   }
   const int world = s.world_size();
@@ -149,21 +165,25 @@ std::string format_schedule_summary(const Schedule& s) {
     for (int r = 0; r < world; ++r)
       for (const Op& op : s.ranks[r].ops)
         if (op.kind == OpKind::Send && op.channel == c) next[r].insert(op.peer), edges.insert({r, op.peer});
-    bool ring = world > 1 && std::all_of(next.begin(), next.end(), [](const auto& n) { return n.size() == 1; });
+    bool ring =
+        world > 1 && std::all_of(next.begin(), next.end(), [](const auto& n) { return n.size() == 1; });
     std::vector<int> order;
     if (ring) {
       std::vector<bool> seen(world, false);
-      for (int r = 0; !seen[r]; r = *next[r].begin()) seen[r] = true, order.push_back(r);
+      for (int r = 0; !seen[r]; r = *next[r].begin())
+        seen[r] = true, order.push_back(r);
       ring = static_cast<int>(order.size()) == world;
     }
     if (ring) {
       text += fmt::format("channel {}: {}\n", c, fmt::join(order, " "));
     } else {
       std::vector<std::string> items;
-      for (auto [a, b] : edges) items.push_back(fmt::format("{}->{}", a, b));
+      for (auto [a, b] : edges)
+        items.push_back(fmt::format("{}->{}", a, b));
       constexpr std::size_t kMaxEdges = 64;
       const std::size_t shown = std::min(items.size(), kMaxEdges);
-      text += fmt::format("channel {}: {}{}\n", c, fmt::join(items.begin(), items.begin() + static_cast<long>(shown), " "),
+      text += fmt::format("channel {}: {}{}\n", c,
+                          fmt::join(items.begin(), items.begin() + static_cast<long>(shown), " "),
                           items.size() > shown ? fmt::format(" ... ({} edges)", items.size()) : "");
     }
   }
@@ -174,8 +194,10 @@ std::string format_schedule_ops(const Schedule& s, int max_ranks) {
   std::string text;
   const int shown = max_ranks < 0 ? s.world_size() : std::min(max_ranks, s.world_size());
   for (int r = 0; r < shown; ++r) {
-    text += fmt::format("rank {} ({} ops, scratch {}):\n", r, s.ranks[r].ops.size(), s.ranks[r].scratch_count);
-    for (OpId i = 0; i < s.ranks[r].ops.size(); ++i) text += "  " + format_op(s, r, i) + "\n";
+    text +=
+        fmt::format("rank {} ({} ops, scratch {}):\n", r, s.ranks[r].ops.size(), s.ranks[r].scratch_count);
+    for (OpId i = 0; i < s.ranks[r].ops.size(); ++i)
+      text += "  " + format_op(s, r, i) + "\n";
   }
   return text;
 }

@@ -1,21 +1,25 @@
 // The schedule IR: the contract between the engine's planners and every backend (reference executor, SimGrid,
-// MPI, NCCL). A Schedule is a value: a CollectiveSpec plus, for each rank, a program of ops from a closed vocabulary.
+// MPI, NCCL). A Schedule is a value: a CollectiveSpec plus, for each rank, a program of ops from a closed
+// vocabulary.
 //
 // Semantics (docs/algorithms.md has the long form):
-// - Buffers per rank: Input and Output (sizes from the spec, see engine/collective.hpp) and Scratch (the program
+// - Buffers per rank: Input and Output (sizes from the spec, see engine/collective.hpp) and Scratch (the
+// program
 //   says how many elements it needs). A chunk is (buffer, offset, count) in elements of the spec's dtype.
 // - Ops:  Send        send src to `peer`
 //         Recv        receive from `peer` into dst
 //         RecvReduce  receive from `peer`, dst = src (+) received   (src may equal dst)
 //         Copy        dst = src                                     (local)
 //         LocalReduce dst = dst (+) src                             (local)
-// - Matching, as in NCCL's grouped point-to-point: the k-th Send from a to b on channel c matches the k-th Recv or
-//   RecvReduce at b from a on channel c. A matched pair completes together (rendezvous): the data leaves src when
-//   both sides have started.
+// - Matching, as in NCCL's grouped point-to-point: the k-th Send from a to b on channel c matches the k-th
+// Recv or
+//   RecvReduce at b from a on channel c. A matched pair completes together (rendezvous): the data leaves src
+//   when both sides have started.
 // - Order: on one rank, the ops of a channel start in program order; an op starts once its predecessor on the
-//   channel has started and all its deps (ops of the same rank) have completed. Channels progress independently,
-//   which is what lets a chunked, multi-channel ring pipeline. Data hazards are ordered by deps; the verifier
-//   rejects schedules where two concurrent ops touch the same elements and one of them writes.
+//   channel has started and all its deps (ops of the same rank) have completed. Channels progress
+//   independently, which is what lets a chunked, multi-channel ring pipeline. Data hazards are ordered by
+//   deps; the verifier rejects schedules where two concurrent ops touch the same elements and one of them
+//   writes.
 #pragma once
 
 #include <cstdint>
@@ -39,11 +43,21 @@ std::string_view to_string(Buffer buffer);
 std::optional<OpKind> parse_op_kind(std::string_view text);
 std::optional<Buffer> parse_buffer(std::string_view text);
 
-inline bool is_send(OpKind k) { return k == OpKind::Send; }
-inline bool is_recv(OpKind k) { return k == OpKind::Recv || k == OpKind::RecvReduce; }
-inline bool is_comm(OpKind k) { return is_send(k) || is_recv(k); }
-inline bool reads_src(OpKind k) { return k != OpKind::Recv; }
-inline bool writes_dst(OpKind k) { return k != OpKind::Send; }
+inline bool is_send(OpKind k) {
+  return k == OpKind::Send;
+}
+inline bool is_recv(OpKind k) {
+  return k == OpKind::Recv || k == OpKind::RecvReduce;
+}
+inline bool is_comm(OpKind k) {
+  return is_send(k) || is_recv(k);
+}
+inline bool reads_src(OpKind k) {
+  return k != OpKind::Recv;
+}
+inline bool writes_dst(OpKind k) {
+  return k != OpKind::Send;
+}
 
 struct Chunk {
   Buffer buffer = Buffer::Input;
@@ -59,9 +73,9 @@ inline constexpr OpId kNoOp = ~OpId{0};
 struct Op {
   OpKind kind = OpKind::Send;
   std::uint16_t channel = 0;
-  std::int32_t peer = -1;  // Send/Recv/RecvReduce only
-  Chunk src;               // unused (count 0) for Recv
-  Chunk dst;               // unused (count 0) for Send
+  std::int32_t peer = -1;        // Send/Recv/RecvReduce only
+  Chunk src;                     // unused (count 0) for Recv
+  Chunk dst;                     // unused (count 0) for Send
   std::uint32_t deps_begin = 0;  // deps are Program::deps[deps_begin, deps_begin + deps_count)
   std::uint32_t deps_count = 0;
 
@@ -71,7 +85,7 @@ struct Op {
 
 struct Program {
   std::vector<Op> ops;
-  std::vector<OpId> deps;      // pool addressed by Op::deps_begin/deps_count
+  std::vector<OpId> deps;  // pool addressed by Op::deps_begin/deps_count
   std::uint64_t scratch_count = 0;
 
   std::span<const OpId> deps_of(const Op& op) const { return {deps.data() + op.deps_begin, op.deps_count}; }
@@ -111,8 +125,9 @@ class ProgramBuilder {
   Program& program_;
 };
 
-// Human-readable forms. Summary: the header plus, per channel, the ring order when the channel's sends form one
-// cycle over all ranks (NCCL's "channel 0: 0 1 2 3" form), else its edges. Detailed: every op of every rank.
+// Human-readable forms. Summary: the header plus, per channel, the ring order when the channel's sends form
+// one cycle over all ranks (NCCL's "channel 0: 0 1 2 3" form), else its edges. Detailed: every op of every
+// rank.
 std::string format_schedule_summary(const Schedule& schedule);
 std::string format_schedule_ops(const Schedule& schedule, int max_ranks = -1);
 std::string format_op(const Schedule& schedule, int rank, OpId id);

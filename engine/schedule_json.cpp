@@ -33,12 +33,14 @@ class Reader {
     if (!value.is_number_integer()) fail(field, fmt::format("expected an integer, got {}", value.dump()));
     if (value.is_number_unsigned()) {
       const auto v = value.get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(max_value)) fail(field, fmt::format("{} is larger than {}", v, max_value));
+      if (v > static_cast<std::uint64_t>(max_value))
+        fail(field, fmt::format("{} is larger than {}", v, max_value));
       return static_cast<Int>(v);
     }
     const auto v = value.get<std::int64_t>();
     if (v < static_cast<std::int64_t>(min_value) ||
-        (max_value >= 0 && static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)) > static_cast<std::uint64_t>(max_value))) {
+        (max_value >= 0 &&
+         static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)) > static_cast<std::uint64_t>(max_value))) {
       fail(field, fmt::format("{} is outside [{}, {}]", v, min_value, max_value));
     }
     return static_cast<Int>(v);
@@ -59,7 +61,8 @@ class Reader {
 
   // A chunk is ["buffer", offset, count].
   Chunk chunk(const json& value, const std::string& field) const {
-    if (!value.is_array() || value.size() != 3) fail(field, "expected [\"input|output|scratch\", offset, count]");
+    if (!value.is_array() || value.size() != 3)
+      fail(field, "expected [\"input|output|scratch\", offset, count]");
     Chunk c;
     c.buffer = choice(value[0], field + "[0]", parse_buffer, "input, output, scratch");
     c.offset = integer<std::uint64_t>(value[1], field + "[1]", 0, UINT64_MAX / 2);
@@ -74,8 +77,8 @@ class Reader {
 }  // namespace
 
 std::string schedule_to_json(const Schedule& s) {
-  // Written with fmt rather than through a JSON DOM: a 256-GPU, 1 GiB ring has two million ops, and the DOM would
-  // need gigabytes. Strings that users control (algorithm, params) go through nlohmann for escaping.
+  // Written with fmt rather than through a JSON DOM: a 256-GPU, 1 GiB ring has two million ops, and the DOM
+  // would need gigabytes. Strings that users control (algorithm, params) go through nlohmann for escaping.
   fmt::memory_buffer out;
   auto quoted = [](const std::string& text) { return json(text).dump(); };
   json params(s.params);
@@ -98,7 +101,8 @@ std::string schedule_to_json(const Schedule& s) {
       fmt::format_to(fmt::appender(out), ",\"channel\":{}", op.channel);
       if (reads_src(op.kind)) chunk("src", op.src);
       if (writes_dst(op.kind)) chunk("dst", op.dst);
-      if (op.deps_count > 0) fmt::format_to(fmt::appender(out), ",\"deps\":[{}]", fmt::join(p.deps_of(op), ","));
+      if (op.deps_count > 0)
+        fmt::format_to(fmt::appender(out), ",\"deps\":[{}]", fmt::join(p.deps_of(op), ","));
       out.push_back('}');
     }
     fmt::format_to(fmt::appender(out), "]}}");
@@ -109,8 +113,8 @@ std::string schedule_to_json(const Schedule& s) {
 
 Schedule schedule_from_json(const std::string& text, const std::string& source) {
   const Reader in(source);
-  // Ops are converted as the parser finishes each one and then dropped from the DOM (the parser callback), so a
-  // file of millions of ops never exists as a JSON tree. Depths: 0 document, 2 rank objects, 4 op objects.
+  // Ops are converted as the parser finishes each one and then dropped from the DOM (the parser callback), so
+  // a file of millions of ops never exists as a JSON tree. Depths: 0 document, 2 rank objects, 4 op objects.
   std::vector<Program> programs;
   std::size_t op_index = 0;
   json::parser_callback_t on_parse = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -122,7 +126,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
       Op op;
       op.kind = in.choice(in.member(parsed, "kind", of), of + ".kind", parse_op_kind,
                           "send, recv, recv_reduce, copy, local_reduce");
-      if (is_comm(op.kind)) op.peer = in.integer<std::int32_t>(in.member(parsed, "peer", of), of + ".peer", 0, 1 << 20);
+      if (is_comm(op.kind))
+        op.peer = in.integer<std::int32_t>(in.member(parsed, "peer", of), of + ".peer", 0, 1 << 20);
       if (is_comm(op.kind) || parsed.contains("channel")) {
         op.channel = in.integer<std::uint16_t>(in.member(parsed, "channel", of), of + ".channel", 0, 4095);
       }
@@ -147,7 +152,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", source, e.byte, e.what()));
   }
   Schedule s;
-  s.spec.collective = in.choice(in.member(doc, "collective", ""), "collective", parse_collective, kCollectiveNames);
+  s.spec.collective =
+      in.choice(in.member(doc, "collective", ""), "collective", parse_collective, kCollectiveNames);
   s.algorithm = in.text(in.member(doc, "algorithm", ""), "algorithm");
   s.spec.world_size = in.integer<int>(in.member(doc, "world_size", ""), "world_size", 1, 1 << 20);
   s.spec.count = in.integer<std::uint64_t>(in.member(doc, "count", ""), "count", 0, UINT64_MAX / 2);
@@ -156,7 +162,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
   if (doc.contains("root")) s.spec.root = in.integer<int>(doc["root"], "root", 0, s.spec.world_size - 1);
   if (doc.contains("params")) {
     if (!doc["params"].is_object()) in.fail("params", "expected an object");
-    for (auto& [k, v] : doc["params"].items()) s.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    for (auto& [k, v] : doc["params"].items())
+      s.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
   }
   const json& ranks = in.member(doc, "ranks", "");
   if (!ranks.is_array()) in.fail("ranks", "expected an array");
@@ -167,19 +174,23 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     const std::string rf = fmt::format("ranks[{}]", i);
     const json& rj = ranks[i];
     const int rank = in.integer<int>(in.member(rj, "rank", rf), rf + ".rank", 0, s.spec.world_size - 1);
-    if (rank != static_cast<int>(i)) in.fail(rf + ".rank", fmt::format("is {}, expected {} (ranks in order)", rank, i));
+    if (rank != static_cast<int>(i))
+      in.fail(rf + ".rank", fmt::format("is {}, expected {} (ranks in order)", rank, i));
     if (!rj.contains("ops")) in.fail(rf + ".ops", "missing required field");
     if (rj.contains("scratch")) {
-      programs[i].scratch_count = in.integer<std::uint64_t>(rj["scratch"], rf + ".scratch", 0, UINT64_MAX / 2);
+      programs[i].scratch_count =
+          in.integer<std::uint64_t>(rj["scratch"], rf + ".scratch", 0, UINT64_MAX / 2);
     }
     const Program& p = programs[i];
     for (std::size_t k = 0; k < p.ops.size(); ++k) {
       const Op& op = p.ops[k];
       if (is_comm(op.kind) && op.peer >= s.spec.world_size) {
-        in.fail(fmt::format("{}.ops[{}].peer", rf, k), fmt::format("{} is not a rank of 0..{}", op.peer, s.spec.world_size - 1));
+        in.fail(fmt::format("{}.ops[{}].peer", rf, k),
+                fmt::format("{} is not a rank of 0..{}", op.peer, s.spec.world_size - 1));
       }
       for (OpId d : p.deps_of(op))
-        if (d >= p.ops.size()) in.fail(fmt::format("{}.ops[{}].deps", rf, k), fmt::format("op {} does not exist", d));
+        if (d >= p.ops.size())
+          in.fail(fmt::format("{}.ops[{}].deps", rf, k), fmt::format("op {} does not exist", d));
     }
   }
   s.ranks = std::move(programs);

@@ -9,7 +9,8 @@
 
 namespace cclab {
 
-void write_chrome_trace(const Schedule& s, const RunResult& run, std::ostream& out, const TraceOptions& options) {
+void write_chrome_trace(const Schedule& s, const RunResult& run, std::ostream& out,
+                        const TraceOptions& options) {
   // Formatted directly: a large schedule has millions of events. Only the label comes from the user.
   const std::string label = nlohmann::json(options.label).dump();
   const std::size_t elem = dtype_size_bytes(s.spec.dtype);
@@ -23,7 +24,8 @@ void write_chrome_trace(const Schedule& s, const RunResult& run, std::ostream& o
   };
   for (int r = 0; r < s.world_size() && r < static_cast<int>(run.op_times.size()); ++r) {
     sep();
-    fmt::format_to(fmt::appender(buf), R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"rank {}"}}}})", r, r);
+    fmt::format_to(fmt::appender(buf),
+                   R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"rank {}"}}}})", r, r);
     const Program& p = s.ranks[r];
     for (OpId i = 0; i < p.ops.size() && i < run.op_times[r].size(); ++i) {
       const Op& op = p.ops[i];

@@ -16,8 +16,8 @@ namespace cclab {
 namespace {
 
 // Symbolic content of a run of elements: element x holds the sum over a set S of ranks of input_s[x + delta].
-// S is kept as (number of members, sum of per-rank 64-bit random weights), so a double-counted rank, a missing
-// rank or a swapped one changes the fingerprint (false acceptance needs a 64-bit collision).
+// S is kept as (number of members, sum of per-rank 64-bit random weights), so a double-counted rank, a
+// missing rank or a swapped one changes the fingerprint (false acceptance needs a 64-bit collision).
 struct Sym {
   std::uint64_t weight_sum = 0;
   std::uint32_t members = 0;  // 0: undefined
@@ -35,7 +35,8 @@ std::uint64_t rank_weight(int rank) {  // splitmix64
 }
 
 Sym combine(const Sym& a, const Sym& b) {
-  if (a.poisoned || b.poisoned || a.members == 0 || b.members == 0 || a.delta != b.delta) return Sym{.poisoned = true};
+  if (a.poisoned || b.poisoned || a.members == 0 || b.members == 0 || a.delta != b.delta)
+    return Sym{.poisoned = true};
   return Sym{a.weight_sum + b.weight_sum, a.members + b.members, false, a.delta};
 }
 
@@ -51,7 +52,7 @@ struct Region {
 };
 
 // Most reads and writes cover one run; keep them off the heap.
-using Pieces = boost::container::small_vector<Piece, 4>;
+using Pieces = std::vector<Piece>;
 using Regions = boost::container::small_vector<Region, 2>;
 
 // One storage array of one rank, as an interval map from start to (end, value). Adjacent equal runs merge.
@@ -64,8 +65,8 @@ class SymBuffer {
     if (size > 0) runs_[0] = Run{size, value};
   }
 
-  // Pieces covering [lo, lo + n), deltas expressed so that moving a piece to position p keeps meaning when the
-  // caller adds (lo - p) to delta.
+  // Pieces covering [lo, lo + n), deltas expressed so that moving a piece to position p keeps meaning when
+  // the caller adds (lo - p) to delta.
   Pieces read(std::uint64_t lo, std::uint64_t n) const {
     Pieces out;
     const std::uint64_t hi = lo + n;
@@ -91,7 +92,8 @@ class SymBuffer {
 
   void write(std::uint64_t lo, const Pieces& pieces) {
     std::uint64_t total = 0;
-    for (const Piece& p : pieces) total += p.length;
+    for (const Piece& p : pieces)
+      total += p.length;
     if (total == 0) return;
     const std::uint64_t hi = lo + total;
     split_at(lo);
@@ -165,7 +167,6 @@ Pieces combine_pieces(const Pieces& a, const Pieces& b) {
 // Storage arrays of a rank: input and output (aliased in place), and scratch.
 enum Storage : int { kInputStorage = 0, kOutputStorage = 1, kScratchStorage = 2 };
 
-
 bool overlaps(const Region& a, const Region& b) {
   return a.storage == b.storage && a.lo < b.hi && b.lo < a.hi && a.lo < a.hi && b.lo < b.hi;
 }
@@ -174,7 +175,8 @@ class SymbolicRun final : public ProgressHooks {
  public:
   SymbolicRun(const Schedule& s, bool in_place) : s_(s), in_place_(in_place) {
     state_.reserve(s.spec.world_size);
-    for (int r = 0; r < s.spec.world_size; ++r) state_.emplace_back(&pool_);
+    for (int r = 0; r < s.spec.world_size; ++r)
+      state_.emplace_back(&pool_);
     const CollectiveSpec& spec = s.spec;
     for (int r = 0; r < spec.world_size; ++r) {
       auto& st = state_[r];
@@ -187,7 +189,8 @@ class SymbolicRun final : public ProgressHooks {
         if (spec.collective == Collective::ReduceScatter) {
           st.buffers[kOutputStorage].assign_all(input_count(spec, r), own);
         } else {
-          Pieces init{Piece{input_count(spec, r), Sym{own.weight_sum, 1, false, -static_cast<std::int64_t>(off)}}};
+          Pieces init{
+              Piece{input_count(spec, r), Sym{own.weight_sum, 1, false, -static_cast<std::int64_t>(off)}}};
           st.buffers[kOutputStorage].write(off, init);
         }
       } else {
@@ -203,8 +206,10 @@ class SymbolicRun final : public ProgressHooks {
     // In place, everything lives in the output storage; reduce_scatter's output sits inside its input and
     // allgather's input inside its output.
     std::uint64_t shift = 0;
-    if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output) shift = in_place_offset(spec, rank);
-    if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input) shift = in_place_offset(spec, rank);
+    if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output)
+      shift = in_place_offset(spec, rank);
+    if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input)
+      shift = in_place_offset(spec, rank);
     return {kOutputStorage, c.offset + shift, c.end() + shift};
   }
 
@@ -230,8 +235,10 @@ class SymbolicRun final : public ProgressHooks {
       const bool other_writes = writes_dst(o.kind);
       const Region other_src = region(rank, o.src), other_dst = region(rank, o.dst);
       bool race = false;
-      for (const Region& w : writes) race |= (other_reads && overlaps(w, other_src)) || (other_writes && overlaps(w, other_dst));
-      for (const Region& rd : reads) race |= other_writes && overlaps(rd, other_dst);
+      for (const Region& w : writes)
+        race |= (other_reads && overlaps(w, other_src)) || (other_writes && overlaps(w, other_dst));
+      for (const Region& rd : reads)
+        race |= other_writes && overlaps(rd, other_dst);
       if (race) {
         error_ = fmt::format("race: {} touches elements that {} may access concurrently (add a dependency)",
                              format_op(s_, rank, id), format_op(s_, rank, other));
@@ -288,7 +295,8 @@ class SymbolicRun final : public ProgressHooks {
     const CollectiveSpec& spec = s_.spec;
     const int world = spec.world_size;
     std::uint64_t all_weights = 0;
-    for (int r = 0; r < world; ++r) all_weights += rank_weight(r);
+    for (int r = 0; r < world; ++r)
+      all_weights += rank_weight(r);
     const Sym reduced_all{all_weights, static_cast<std::uint32_t>(world), false, 0};
     for (int r = 0; r < world; ++r) {
       const ElemRange result = result_range(spec, r);
@@ -297,7 +305,9 @@ class SymbolicRun final : public ProgressHooks {
       std::vector<std::pair<ElemRange, Sym>> expected;
       switch (spec.collective) {
         case Collective::AllReduce:
-        case Collective::Reduce: expected.push_back({result, reduced_all}); break;
+        case Collective::Reduce:
+          expected.push_back({result, reduced_all});
+          break;
         case Collective::ReduceScatter: {
           Sym v = reduced_all;
           v.delta = static_cast<std::int64_t>(partition(spec.count, world, r).offset);
@@ -307,10 +317,13 @@ class SymbolicRun final : public ProgressHooks {
         case Collective::AllGather:
           for (int b = 0; b < world; ++b) {
             const ElemRange block = partition(spec.count, world, b);
-            expected.push_back({block, Sym{rank_weight(b), 1, false, -static_cast<std::int64_t>(block.offset)}});
+            expected.push_back(
+                {block, Sym{rank_weight(b), 1, false, -static_cast<std::int64_t>(block.offset)}});
           }
           break;
-        case Collective::Broadcast: expected.push_back({result, Sym{rank_weight(spec.root), 1, false, 0}}); break;
+        case Collective::Broadcast:
+          expected.push_back({result, Sym{rank_weight(spec.root), 1, false, 0}});
+          break;
       }
       for (const auto& [range, want] : expected) {
         if (range.count == 0) continue;
@@ -320,8 +333,8 @@ class SymbolicRun final : public ProgressHooks {
         std::uint64_t at = range.offset;
         for (const Piece& p : pieces) {
           if (!(p.value == want)) {
-            return fmt::format("rank {}: output[{}, {}) {} (expected {})", r, at, at + p.length, explain(p.value),
-                               explain(want));
+            return fmt::format("rank {}: output[{}, {}) {} (expected {})", r, at, at + p.length,
+                               explain(p.value), explain(want));
           }
           at += p.length;
         }
@@ -338,7 +351,8 @@ class SymbolicRun final : public ProgressHooks {
     std::string who;
     for (int r = 0; r < world && v.members == 1; ++r)
       if (rank_weight(r) == v.weight_sum) who = fmt::format(" = rank {}'s input", r);
-    return fmt::format("holds a reduction over {} of {} ranks{} shifted by {}", v.members, world, who, v.delta);
+    return fmt::format("holds a reduction over {} of {} ranks{} shifted by {}", v.members, world, who,
+                       v.delta);
   }
 
   void erase_pending(int rank, OpId id) {
@@ -347,7 +361,8 @@ class SymbolicRun final : public ProgressHooks {
   }
 
   struct RankState {
-    explicit RankState(std::pmr::memory_resource* pool) : buffers{SymBuffer(pool), SymBuffer(pool), SymBuffer(pool)} {}
+    explicit RankState(std::pmr::memory_resource* pool)
+        : buffers{SymBuffer(pool), SymBuffer(pool), SymBuffer(pool)} {}
     std::array<SymBuffer, 3> buffers;
     std::vector<OpId> pending;  // started communication ops, not yet completed
   };

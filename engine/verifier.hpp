@@ -1,12 +1,15 @@
 // The verifier: every schedule passes it before any backend runs it. It checks, in order:
-//   1. structure: peers, chunk bounds, counts, deps in range and acyclic, send/receive matching (progress.hpp);
+//   1. structure: peers, chunk bounds, counts, deps in range and acyclic, send/receive matching
+//   (progress.hpp);
 //   2. progress: a walk of the IR's semantics completes every op (no deadlock);
-//   3. races: no op reads or writes elements that a concurrently pending op of the same rank writes, or writes
+//   3. races: no op reads or writes elements that a concurrently pending op of the same rank writes, or
+//   writes
 //      elements a pending send still has to read;
-//   4. the collective's postcondition, symbolically: each element carries the set of ranks whose input it sums
-//      (as a 64-bit fingerprint plus a count) and the element index it came from. Allreduce: every rank ends with
-//      every element reduced over all ranks exactly once; reduce_scatter: its block; allgather: block b from rank
-//      b; broadcast: the root's data; reduce: the reduction at the root.
+//   4. the collective's postcondition, symbolically: each element carries the set of ranks whose input it
+//   sums
+//      (as a 64-bit fingerprint plus a count) and the element index it came from. Allreduce: every rank ends
+//      with every element reduced over all ranks exactly once; reduce_scatter: its block; allgather: block b
+//      from rank b; broadcast: the root's data; reduce: the reduction at the root.
 // It runs both out-of-place and in-place (input and output aliased as in NCCL), since backends may do either.
 #pragma once
 
@@ -22,7 +25,8 @@ struct VerifyOptions {
   bool in_place = true;
 };
 
-// nullopt when the schedule is valid; else the first problem, naming the rank and op (or rank and output range).
+// nullopt when the schedule is valid; else the first problem, naming the rank and op (or rank and output
+// range).
 std::optional<std::string> verify(const Schedule& schedule, const VerifyOptions& options = {});
 
 // Throws PlanError with the verifier's message.

@@ -11,24 +11,30 @@
 namespace cclab::sim {
 namespace sg4 = simgrid::s4u;
 
-std::string host_name(const topo::Topology& topology, int rank) { return topology.vertex(topology.gpus().at(rank)).name; }
+std::string host_name(const topo::Topology& topology, int rank) {
+  return topology.vertex(topology.gpus().at(rank)).name;
+}
 
 namespace {
 
-std::string link_name(std::size_t id) { return fmt::format("link{}", id); }
+std::string link_name(std::size_t id) {
+  return fmt::format("link{}", id);
+}
 
 // Links used by the routes, so that the platform holds only what the simulation touches.
 std::map<std::size_t, bool> used_links(const std::vector<topo::Route>& routes) {
   std::map<std::size_t, bool> used;
   for (const auto& r : routes)
-    for (const auto& h : r.hops) used[h.link] = true;
+    for (const auto& h : r.hops)
+      used[h.link] = true;
   return used;
 }
 
 std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pairs) {
   std::vector<topo::Route> routes;
   routes.reserve(pairs.size());
-  for (auto [a, b] : pairs) routes.push_back(t.route_between_ranks(a, b));
+  for (auto [a, b] : pairs)
+    routes.push_back(t.route_between_ranks(a, b));
   return routes;
 }
 
@@ -37,7 +43,8 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
-  for (int r = 0; r < world_size; ++r) hosts.push_back(zone->create_host(host_name(t, r), host_speed)->seal());
+  for (int r = 0; r < world_size; ++r)
+    hosts.push_back(zone->create_host(host_name(t, r), host_speed)->seal());
   const auto routes = routes_of(t, pairs);
   std::map<std::size_t, sg4::Link*> links;
   for (const auto& [id, unused] : used_links(routes)) {
@@ -51,19 +58,20 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
       hops.emplace_back(links.at(h.link),
                         h.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
     }
-    zone->add_route(hosts[pairs[i].first]->get_netpoint(), hosts[pairs[i].second]->get_netpoint(), nullptr, nullptr,
-                    hops, false);
+    zone->add_route(hosts[pairs[i].first]->get_netpoint(), hosts[pairs[i].second]->get_netpoint(), nullptr,
+                    nullptr, hops, false);
   }
   zone->seal();
 }
 
 std::string platform_xml(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed) {
   fmt::memory_buffer out;
-  fmt::format_to(fmt::appender(out),
-                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                 "<!-- cclab: topology {} ({} GPUs); effective bandwidths and latencies of the link models -->\n"
-                 "<platform version=\"4.1\">\n<zone id=\"{}\" routing=\"Full\">\n",
-                 t.name(), world_size, t.name());
+  fmt::format_to(
+      fmt::appender(out),
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      "<!-- cclab: topology {} ({} GPUs); effective bandwidths and latencies of the link models -->\n"
+      "<platform version=\"4.1\">\n<zone id=\"{}\" routing=\"Full\">\n",
+      t.name(), world_size, t.name());
   for (int r = 0; r < world_size; ++r)
     fmt::format_to(fmt::appender(out), "  <host id=\"{}\" speed=\"{}f\"/>\n", host_name(t, r), host_speed);
   const auto routes = routes_of(t, pairs);
@@ -72,14 +80,15 @@ std::string platform_xml(const topo::Topology& t, int world_size, const RankPair
     fmt::format_to(fmt::appender(out),
                    "  <link id=\"{}\" bandwidth=\"{}Bps\" latency=\"{}s\" sharing_policy=\"SPLITDUPLEX\"/>"
                    "  <!-- {} {} - {} -->\n",
-                   link_name(id), t.effective_bandwidth_Bps(id), t.effective_latency_s(id), topo::to_string(l.kind),
-                   t.vertex(l.a).name, t.vertex(l.b).name);
+                   link_name(id), t.effective_bandwidth_Bps(id), t.effective_latency_s(id),
+                   topo::to_string(l.kind), t.vertex(l.a).name, t.vertex(l.b).name);
   }
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    fmt::format_to(fmt::appender(out), "  <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">", host_name(t, pairs[i].first),
-                   host_name(t, pairs[i].second));
+    fmt::format_to(fmt::appender(out), "  <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">",
+                   host_name(t, pairs[i].first), host_name(t, pairs[i].second));
     for (const auto& h : routes[i].hops)
-      fmt::format_to(fmt::appender(out), "<link_ctn id=\"{}\" direction=\"{}\"/>", link_name(h.link), h.forward ? "UP" : "DOWN");
+      fmt::format_to(fmt::appender(out), "<link_ctn id=\"{}\" direction=\"{}\"/>", link_name(h.link),
+                     h.forward ? "UP" : "DOWN");
     fmt::format_to(fmt::appender(out), "</route>\n");
   }
   fmt::format_to(fmt::appender(out), "</zone>\n</platform>\n");

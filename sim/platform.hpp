@@ -1,7 +1,8 @@
-// The topology as a SimGrid platform: every GPU a host (its speed is the reduction throughput, one flop per byte
-// reduced), every topology link a split-duplex link (up = a -> b) with the link kind's effective bandwidth and
-// latency, and for every pair of ranks that exchange data the route the topology chose, link by link. Switches,
-// NICs and PCIe switches need no SimGrid object of their own: routes are explicit lists of links (a Full zone).
+// The topology as a SimGrid platform: every GPU a host (its speed is the reduction throughput, one flop per
+// byte reduced), every topology link a split-duplex link (up = a -> b) with the link kind's effective
+// bandwidth and latency, and for every pair of ranks that exchange data the route the topology chose, link by
+// link. Switches, NICs and PCIe switches need no SimGrid object of their own: routes are explicit lists of
+// links (a Full zone).
 #pragma once
 
 #include <string>
@@ -16,10 +17,12 @@ namespace cclab::sim {
 using RankPairs = std::vector<std::pair<int, int>>;
 
 // Creates the platform in the running SimGrid engine (must be called once, before the simulation).
-void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed);
+void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs,
+                    double host_speed);
 
 // The equivalent SimGrid XML (platform version 4.1), for inspection and for SMPI runs.
-std::string platform_xml(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed);
+std::string platform_xml(const topo::Topology& topology, int world_size, const RankPairs& pairs,
+                         double host_speed);
 
 std::string host_name(const topo::Topology& topology, int rank);
 

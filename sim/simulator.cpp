@@ -12,11 +12,11 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <xbt/log.h>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
-#include <xbt/log.h>
 
 #include "common/error.hpp"
 #include "engine/progress.hpp"
@@ -35,17 +35,21 @@ RankPairs pairs_of(const Schedule& s) {
 }
 
 std::uint64_t connection_key(int a, int b, int channel) {
-  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) | static_cast<std::uint64_t>(channel);
+  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
+         static_cast<std::uint64_t>(channel);
 }
 
-// Drives the schedule through SimGrid, creating each activity only when the IR's rules let it start: SimGrid 3.32
-// scans lists of pending communications, so a whole schedule created up front (a DAG of vetoed activities) costs
-// time quadratic in its size. Here the IR's ordering is tracked by this class, SimGrid sees only the transfers and
-// reductions that are in flight, and every completion (a SimGrid callback) starts whatever it unblocks.
+// Drives the schedule through SimGrid, creating each activity only when the IR's rules let it start:
+// SimGrid 3.32 scans lists of pending communications, so a whole schedule created up front (a DAG of vetoed
+// activities) costs time quadratic in its size. Here the IR's ordering is tracked by this class, SimGrid sees
+// only the transfers and reductions that are in flight, and every completion (a SimGrid callback) starts
+// whatever it unblocks.
 class Driver {
  public:
   Driver(const Schedule& s, const std::vector<sg4::Host*>& hosts, const SimParams& params)
-      : s_(s), hosts_(hosts), elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
+      : s_(s),
+        hosts_(hosts),
+        elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
         copy_factor_(params.compute.copy_Bps > 0 && params.compute.reduce_Bps > 0
                          ? params.compute.reduce_Bps / params.compute.copy_Bps
                          : 0.0),
@@ -67,7 +71,8 @@ class Driver {
       for (OpId i = 0; i < p.ops.size(); ++i) {
         st.lanes[p.ops[i].channel].push_back(i);
         st.waiting[i] = p.ops[i].deps_count;
-        for (OpId d : p.deps_of(p.ops[i])) st.dependents[d].push_back(i);
+        for (OpId d : p.deps_of(p.ops[i]))
+          st.dependents[d].push_back(i);
       }
     }
     Matching matching;
@@ -77,7 +82,8 @@ class Driver {
 
   void start_all() {
     for (int r = 0; r < s_.world_size(); ++r)
-      for (std::size_t c = 0; c < ranks_[r].lanes.size(); ++c) advance(r, static_cast<int>(c));
+      for (std::size_t c = 0; c < ranks_[r].lanes.size(); ++c)
+        advance(r, static_cast<int>(c));
   }
 
   // A SimGrid activity of ours finished.
@@ -90,8 +96,12 @@ class Driver {
     finished_.push_back(std::move(it->second.activity));
     in_flight_.erase(it);
     switch (task.kind) {
-      case Task::Local: finish(task.rank, task.op); break;
-      case Task::Reduction: finish(task.rank, task.op); break;
+      case Task::Local:
+        finish(task.rank, task.op);
+        break;
+      case Task::Reduction:
+        finish(task.rank, task.op);
+        break;
       case Task::Transfer: {
         const Op& recv = s_.ranks[task.peer].ops[task.peer_op];
         finish(task.rank, task.op);
@@ -101,7 +111,8 @@ class Driver {
         } else {
           finish(task.peer, task.peer_op);
         }
-        Connection& conn = connections_[connection_key(task.rank, task.peer, s_.ranks[task.rank].ops[task.op].channel)];
+        Connection& conn =
+            connections_[connection_key(task.rank, task.peer, s_.ranks[task.rank].ops[task.op].channel)];
         conn.busy = false;
         pump(conn);
         break;
@@ -113,7 +124,8 @@ class Driver {
     for (int r = 0; r < s_.world_size(); ++r) {
       for (OpId i = 0; i < s_.ranks[r].ops.size(); ++i) {
         const OpTiming& t = result_.op_times[r][i];
-        if (t.end_s < 0) throw BackendError(fmt::format("the simulation never completed {}", format_op(s_, r, i)));
+        if (t.end_s < 0)
+          throw BackendError(fmt::format("the simulation never completed {}", format_op(s_, r, i)));
         result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
       }
       result_.total_s = std::max(result_.total_s, result_.rank_end_s[r]);
@@ -174,8 +186,8 @@ class Driver {
       const OpRef other = partner_[r][i];
       if (!ranks_[other.rank].started[other.op]) continue;  // the peer queues the pair when it starts
       const bool sending = op.kind == OpKind::Send;
-      const Task transfer{Task::Transfer, sending ? r : other.rank, sending ? i : other.op, sending ? other.rank : r,
-                          sending ? other.op : i};
+      const Task transfer{Task::Transfer, sending ? r : other.rank, sending ? i : other.op,
+                          sending ? other.rank : r, sending ? other.op : i};
       Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, op.channel)];
       conn.ready.push_back(transfer);
       pump(conn);
@@ -228,7 +240,8 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
   build_platform(t, world, pairs_of(s), host_speed);
   std::vector<sg4::Host*> hosts;
-  for (int r = 0; r < world; ++r) hosts.push_back(sg4::Host::by_name(host_name(t, r)));
+  for (int r = 0; r < world; ++r)
+    hosts.push_back(sg4::Host::by_name(host_name(t, r)));
 
   Driver driver(s, hosts, params);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
@@ -268,7 +281,8 @@ std::string encode(const RunResult& r) {
   put(out, static_cast<std::uint64_t>(r.op_times.size()));
   for (std::size_t rank = 0; rank < r.op_times.size(); ++rank) {
     put(out, static_cast<std::uint64_t>(r.op_times[rank].size()));
-    for (const OpTiming& t : r.op_times[rank]) put(out, t.start_s), put(out, t.end_s);
+    for (const OpTiming& t : r.op_times[rank])
+      put(out, t.start_s), put(out, t.end_s);
     put(out, r.rank_end_s[rank]);
   }
   put(out, r.total_s);
@@ -284,7 +298,8 @@ RunResult decode(const std::string& in) {
   for (std::size_t rank = 0; rank < world; ++rank) {
     const auto ops = take<std::uint64_t>(in, at);
     r.op_times[rank].resize(ops);
-    for (auto& t : r.op_times[rank]) t.start_s = take<double>(in, at), t.end_s = take<double>(in, at);
+    for (auto& t : r.op_times[rank])
+      t.start_s = take<double>(in, at), t.end_s = take<double>(in, at);
     r.rank_end_s[rank] = take<double>(in, at);
   }
   r.total_s = take<double>(in, at);

@@ -1,16 +1,17 @@
-// Runs a verified schedule in a SimGrid network model: each matched send/receive is one SimGrid Comm between the
-// ranks' hosts (payload = chunk bytes), each reduction one Exec (the host's speed is the reduction throughput),
-// started when the IR's rules allow:
+// Runs a verified schedule in a SimGrid network model: each matched send/receive is one SimGrid Comm between
+// the ranks' hosts (payload = chunk bytes), each reduction one Exec (the host's speed is the reduction
+// throughput), started when the IR's rules allow:
 //   - an op starts after its deps complete and its channel predecessor starts;
-//   - a transfer starts when both of its ops have started and the previous transfer of its (src, dst, channel)
+//   - a transfer starts when both of its ops have started and the previous transfer of its (src, dst,
+//   channel)
 //     connection has completed (messages of a connection are in order, as in the α-β model);
 //   - a recv_reduce completes when its reduction (after the transfer) does.
 // Concurrent transfers share links by SimGrid's max-min fairness, which is what the α-β model cannot see.
 //
-// Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off. SimGrid's default
-// LV08 multiplies latency by 13.01 and bandwidth by 0.97 to mimic TCP slow start and headers; NVLink and RDMA have
-// neither, and protocol efficiency and per-message costs live in the topology's link models instead, so the
-// simulator and the α-β model see the same links.
+// Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off. SimGrid's
+// default LV08 multiplies latency by 13.01 and bandwidth by 0.97 to mimic TCP slow start and headers; NVLink
+// and RDMA have neither, and protocol efficiency and per-message costs live in the topology's link models
+// instead, so the simulator and the α-β model see the same links.
 //
 // SimGrid keeps global state per process, so every simulation runs in a forked child process that sends its
 // result back through a pipe; the caller's process never initialises SimGrid.
@@ -26,7 +27,7 @@
 namespace cclab::sim {
 
 struct SimParams {
-  CostParams compute;              // reduction and copy throughput (the hosts' speed)
+  CostParams compute;             // reduction and copy throughput (the hosts' speed)
   std::string platform_xml_path;  // when set, the platform is also written there as SimGrid XML
 };
 

@@ -1,4 +1,5 @@
-// Each algorithm's plan against the steps and bytes its header states, and the α-β cost against the closed form.
+// Each algorithm's plan against the steps and bytes its header states, and the α-β cost against the closed
+// form.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,19 +43,23 @@ TEST(Formulas, RingAllreduce) {
     const std::uint64_t count = 60ULL * p;  // divisible by P
     const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, count), identity_rings(p, 1), 0);
     EXPECT_EQ(count_steps(s), 2 * (p - 1)) << p;
-    for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s))
+      EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
   }
 }
 
 TEST(Formulas, RingReduceScatterAndAllgather) {
   for (int p : kWorlds) {
     const std::uint64_t count = 12ULL * p;
-    const Schedule rs = ring_reduce_scatter(spec(Collective::ReduceScatter, p, count), identity_rings(p, 1), 0);
+    const Schedule rs =
+        ring_reduce_scatter(spec(Collective::ReduceScatter, p, count), identity_rings(p, 1), 0);
     const Schedule ag = ring_allgather(spec(Collective::AllGather, p, count), identity_rings(p, 1), 0);
     EXPECT_EQ(count_steps(rs), p - 1);
     EXPECT_EQ(count_steps(ag), p - 1);
-    for (std::uint64_t bytes : bytes_sent_per_rank(rs)) EXPECT_EQ(bytes, (p - 1) * count / p * 4);
-    for (std::uint64_t bytes : bytes_sent_per_rank(ag)) EXPECT_EQ(bytes, (p - 1) * count / p * 4);
+    for (std::uint64_t bytes : bytes_sent_per_rank(rs))
+      EXPECT_EQ(bytes, (p - 1) * count / p * 4);
+    for (std::uint64_t bytes : bytes_sent_per_rank(ag))
+      EXPECT_EQ(bytes, (p - 1) * count / p * 4);
   }
 }
 
@@ -64,7 +69,8 @@ TEST(Formulas, ChunkingPipelinesRing) {
   const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, 64ULL * p), identity_rings(p, 1), 64 / k);
   EXPECT_EQ(count_steps(s), 2 * (p - 1));
   std::size_t sends = 0;
-  for (const Op& op : s.ranks[0].ops) sends += op.kind == OpKind::Send;
+  for (const Op& op : s.ranks[0].ops)
+    sends += op.kind == OpKind::Send;
   EXPECT_EQ(sends, static_cast<std::size_t>(2 * (p - 1) * k));
 }
 
@@ -76,7 +82,8 @@ TEST(Formulas, HalvingDoubling) {
     const bool pow2 = (p & (p - 1)) == 0;
     EXPECT_EQ(count_steps(s), pow2 ? 2 * lg : 2 * lg + 2) << p;
     if (pow2) {
-      for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
+      for (std::uint64_t bytes : bytes_sent_per_rank(s))
+        EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
     }
   }
 }
@@ -86,7 +93,8 @@ TEST(Formulas, DoubleBinaryTree) {
     for (int g : {1, 4}) {
       std::vector<std::vector<int>> groups(nodes);
       for (int n = 0; n < nodes; ++n)
-        for (int j = 0; j < g; ++j) groups[n].push_back(n * g + j);
+        for (int j = 0; j < g; ++j)
+          groups[n].push_back(n * g + j);
       const int p = nodes * g;
       const Tree t0 = double_binary_tree(groups, 0, 0), t1 = double_binary_tree(groups, 1, 1);
       // Depth: the node chain plus at most ⌈log2 N⌉ tree levels.
@@ -96,7 +104,8 @@ TEST(Formulas, DoubleBinaryTree) {
       // Complementary trees: with an even node count no node is interior in both; with an odd count one is.
       const Tree n0 = binary_tree(nodes), n1 = complementary_binary_tree(nodes);
       int interior_in_both = 0;
-      for (int n = 0; n < nodes; ++n) interior_in_both += !n0.children[n].empty() && !n1.children[n].empty();
+      for (int n = 0; n < nodes; ++n)
+        interior_in_both += !n0.children[n].empty() && !n1.children[n].empty();
       EXPECT_EQ(interior_in_both, nodes % 2 == 1 && nodes > 1 ? 1 : 0) << nodes << " nodes";
       const std::uint64_t count = 64ULL * p;
       const Schedule s = tree_allreduce(spec(Collective::AllReduce, p, count), groups, 2, 0);
@@ -121,7 +130,8 @@ TEST(Formulas, BroadcastAndReduce) {
     const std::uint64_t count = 32;
     const int root = p / 3;
     std::vector<int> chain;
-    for (int j = 0; j < p; ++j) chain.push_back((root + j) % p);
+    for (int j = 0; j < p; ++j)
+      chain.push_back((root + j) % p);
     const Schedule cb = chain_broadcast(spec(Collective::Broadcast, p, count, root), {chain}, 0);
     EXPECT_EQ(count_steps(cb), p - 1);
     std::vector<int> to_root(chain.begin() + 1, chain.end());
@@ -147,14 +157,16 @@ TEST(Formulas, Hierarchical) {
     for (int g : {1, 2, 8}) {
       std::vector<std::vector<int>> groups(nodes);
       for (int n = 0; n < nodes; ++n)
-        for (int j = 0; j < g; ++j) groups[n].push_back(n * g + j);
+        for (int j = 0; j < g; ++j)
+          groups[n].push_back(n * g + j);
       const std::uint64_t count = 16ULL * g * nodes;
       const Schedule s = hierarchical_allreduce(spec(Collective::AllReduce, nodes * g, count), groups,
                                                 InterAlgorithm::Ring, 1, 0);
       EXPECT_EQ(count_steps(s), 2 * (g - 1) + 2 * (nodes - 1)) << nodes << "x" << g;
       // Intra 2(g-1)/g·S plus inter 2(N-1)/N·S/g.
       const std::uint64_t want = (2ULL * (g - 1) * count / g + 2ULL * (nodes - 1) * (count / g) / nodes) * 4;
-      for (std::uint64_t bytes : bytes_sent_per_rank(s)) EXPECT_EQ(bytes, want) << nodes << "x" << g;
+      for (std::uint64_t bytes : bytes_sent_per_rank(s))
+        EXPECT_EQ(bytes, want) << nodes << "x" << g;
     }
   }
 }
@@ -162,10 +174,12 @@ TEST(Formulas, Hierarchical) {
 // P GPUs on one switch, every link α/2 latency and bandwidth B.
 topo::Topology star(int p, double link_latency_s, double bandwidth_Bps) {
   topo::Topology t("star");
-  t.set_link_model(topo::LinkKind::InfiniBand, topo::LinkModel{1.0, 0.0});  // raw α and B, as the formulas use
+  t.set_link_model(topo::LinkKind::InfiniBand,
+                   topo::LinkModel{1.0, 0.0});  // raw α and B, as the formulas use
   const topo::VertexId sw = t.add_vertex(topo::Vertex{"switch", topo::VertexKind::Switch});
   for (int r = 0; r < p; ++r) {
-    const topo::VertexId g = t.add_vertex(topo::Vertex{"gpu" + std::to_string(r), topo::VertexKind::Gpu, r, 0});
+    const topo::VertexId g =
+        t.add_vertex(topo::Vertex{"gpu" + std::to_string(r), topo::VertexKind::Gpu, r, 0});
     t.add_link(g, sw, topo::LinkKind::InfiniBand, bandwidth_Bps, link_latency_s);
   }
   return t;
@@ -194,12 +208,15 @@ TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {
   const topo::Topology t = star(p, alpha / 2, bandwidth);
   const std::uint64_t count = 1 << 24;
   std::vector<int> chain(p);
-  for (int r = 0; r < p; ++r) chain[r] = r;
+  for (int r = 0; r < p; ++r)
+    chain[r] = r;
   const CostParams params{.reduce_Bps = 0, .copy_Bps = 0};
-  const double one_chunk = estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, 0), t, params).total_s;
+  const double one_chunk =
+      estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, 0), t, params).total_s;
   const std::uint64_t k = 64;
   const double pipelined =
-      estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, count / k), t, params).total_s;
+      estimate_cost(chain_broadcast(spec(Collective::Broadcast, p, count), {chain}, count / k), t, params)
+          .total_s;
   const double bytes = count * 4.0;
   EXPECT_NEAR(one_chunk, (p - 1) * (alpha + bytes / bandwidth), 1e-9);
   EXPECT_NEAR(pipelined, (p - 1 + k - 1) * (alpha + bytes / k / bandwidth), 1e-9);
@@ -219,10 +236,12 @@ TEST(Selection, PicksTheCheapestAndExplainsTheRest) {
   topo::Topology uneven("uneven");
   const auto sw = uneven.add_vertex(topo::Vertex{"sw", topo::VertexKind::Switch});
   for (auto [node, local] : std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}}) {
-    const auto g = uneven.add_vertex(topo::Vertex{fmt::format("g{}{}", node, local), topo::VertexKind::Gpu, node, local});
+    const auto g = uneven.add_vertex(
+        topo::Vertex{fmt::format("g{}{}", node, local), topo::VertexKind::Gpu, node, local});
     uneven.add_link(g, sw, topo::LinkKind::Pcie, 1e10, 1e-6);
   }
-  const Planned p = plan_collective(spec_for(uneven, Collective::AllReduce, 64, DType::F32), uneven, "hierarchical");
+  const Planned p =
+      plan_collective(spec_for(uneven, Collective::AllReduce, 64, DType::F32), uneven, "hierarchical");
   EXPECT_FALSE(p.schedule);
   EXPECT_NE(p.reason.find("different GPU counts"), std::string::npos) << p.reason;
 }

@@ -10,16 +10,21 @@
 
 namespace cclab::testing {
 
-double input_value(int rank, std::uint64_t i) { return static_cast<double>((rank * 7 + i * 3 + i / 5) % 5); }
+double input_value(int rank, std::uint64_t i) {
+  return static_cast<double>((rank * 7 + i * 3 + i / 5) % 5);
+}
 
 namespace {
 
 double combine(ReduceOp op, double a, double b) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg: return a + b;
-    case ReduceOp::Min: return std::min(a, b);
-    case ReduceOp::Max: return std::max(a, b);
+    case ReduceOp::Avg:
+      return a + b;
+    case ReduceOp::Min:
+      return std::min(a, b);
+    case ReduceOp::Max:
+      return std::max(a, b);
   }
   return 0;
 }
@@ -27,7 +32,8 @@ double combine(ReduceOp op, double a, double b) {
 // Expected value of reducing element i over all ranks, rounded as the executor stores it.
 double reduced_value(const CollectiveSpec& spec, std::uint64_t i) {
   double acc = input_value(0, i);
-  for (int r = 1; r < spec.world_size; ++r) acc = combine(spec.op, acc, input_value(r, i));
+  for (int r = 1; r < spec.world_size; ++r)
+    acc = combine(spec.op, acc, input_value(r, i));
   std::vector<std::byte> cell(dtype_size_bytes(spec.dtype));
   store_element(spec.dtype, cell.data(), 0, acc);
   if (spec.op == ReduceOp::Avg) scale(spec.dtype, cell.data(), 1.0 / spec.world_size, 1);
@@ -43,13 +49,15 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
   for (int r = 0; r < world; ++r) {
     buffers.push_back(make_rank_buffers(spec, r, in_place));
     const std::uint64_t n = input_count(spec, r);
-    const std::uint64_t base = spec.collective == Collective::AllGather ? partition(spec.count, world, r).offset
-                                                                         : 0;
+    const std::uint64_t base =
+        spec.collective == Collective::AllGather ? partition(spec.count, world, r).offset : 0;
     // In place, allgather's input is the rank's block of the output; every other input starts the output.
-    const std::size_t input_shift =
-        spec.collective == Collective::AllGather ? in_place_offset(spec, r) * dtype_size_bytes(spec.dtype) : 0;
+    const std::size_t input_shift = spec.collective == Collective::AllGather
+                                        ? in_place_offset(spec, r) * dtype_size_bytes(spec.dtype)
+                                        : 0;
     std::byte* input = in_place ? buffers[r].output.data() + input_shift : buffers[r].input.data();
-    for (std::uint64_t i = 0; i < n; ++i) store_element(spec.dtype, input, i, input_value(r, base + i));
+    for (std::uint64_t i = 0; i < n; ++i)
+      store_element(spec.dtype, input, i, input_value(r, base + i));
   }
   ExecOptions options;
   options.in_place = in_place;
@@ -62,20 +70,28 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
   for (int r = 0; r < world; ++r) {
     const ElemRange result = result_range(spec, r);
     const std::byte* out = buffers[r].output.data();
-    if (in_place && spec.collective == Collective::ReduceScatter) out += in_place_offset(spec, r) * dtype_size_bytes(spec.dtype);
+    if (in_place && spec.collective == Collective::ReduceScatter)
+      out += in_place_offset(spec, r) * dtype_size_bytes(spec.dtype);
     for (std::uint64_t j = result.offset; j < result.end(); ++j) {
       double want = 0;
       switch (spec.collective) {
         case Collective::AllReduce:
-        case Collective::Reduce: want = reduced_value(spec, j); break;
-        case Collective::ReduceScatter: want = reduced_value(spec, partition(spec.count, world, r).offset + j); break;
+        case Collective::Reduce:
+          want = reduced_value(spec, j);
+          break;
+        case Collective::ReduceScatter:
+          want = reduced_value(spec, partition(spec.count, world, r).offset + j);
+          break;
         case Collective::AllGather: {
           int owner = 0;
-          while (partition(spec.count, world, owner).end() <= j) ++owner;
+          while (partition(spec.count, world, owner).end() <= j)
+            ++owner;
           want = input_value(owner, j);
           break;
         }
-        case Collective::Broadcast: want = input_value(spec.root, j); break;
+        case Collective::Broadcast:
+          want = input_value(spec.root, j);
+          break;
       }
       const double got = load_element(spec.dtype, out, j);
       if (got != want) {

@@ -1,6 +1,7 @@
-// Mutation test of the verifier: random small changes to valid schedules (drop or duplicate an op, change a peer,
-// shift or resize a chunk, drop a dep, swap two ops). A mutant the verifier accepts must still compute the right
-// answer on the reference executor; the kill rate counts rejected mutants among those that break the result.
+// Mutation test of the verifier: random small changes to valid schedules (drop or duplicate an op, change a
+// peer, shift or resize a chunk, drop a dep, swap two ops). A mutant the verifier accepts must still compute
+// the right answer on the reference executor; the kill rate counts rejected mutants among those that break
+// the result.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -16,7 +17,8 @@
 namespace cclab {
 namespace {
 
-// Rewrites a program with op `order[i]` moved to position i (deps follow their ops) and `keep[old]` filtering.
+// Rewrites a program with op `order[i]` moved to position i (deps follow their ops) and `keep[old]`
+// filtering.
 Program rebuild(const Program& p, const std::vector<OpId>& order, const std::vector<int>& dup_after = {}) {
   std::vector<OpId> new_index(p.ops.size(), kNoOp);
   std::size_t at = 0;
@@ -31,14 +33,15 @@ Program rebuild(const Program& p, const std::vector<OpId>& order, const std::vec
     for (OpId d : p.deps_of(p.ops[old]))
       if (new_index[d] != kNoOp) deps.push_back(new_index[d]);
     out.add(p.ops[old], deps);
-    if (std::find(dup_after.begin(), dup_after.end(), static_cast<int>(old)) != dup_after.end()) out.add(p.ops[old], deps);
+    if (std::find(dup_after.begin(), dup_after.end(), static_cast<int>(old)) != dup_after.end())
+      out.add(p.ops[old], deps);
   }
   return out;
 }
 
 enum class Mutation { DropOp, DuplicateOp, ChangePeer, ShiftChunk, ResizeChunk, DropDep, SwapOps, kCount };
-constexpr const char* kMutationNames[] = {"drop op", "duplicate op", "change peer", "shift chunk", "resize chunk",
-                                          "drop dep", "swap ops"};
+constexpr const char* kMutationNames[] = {"drop op",      "duplicate op", "change peer", "shift chunk",
+                                          "resize chunk", "drop dep",     "swap ops"};
 
 // Applies one mutation of kind m at a random place; false when the schedule offers no place for it.
 bool mutate(Schedule& s, Mutation m, std::mt19937_64& rng) {
@@ -57,26 +60,33 @@ bool mutate(Schedule& s, Mutation m, std::mt19937_64& rng) {
       order.erase(order.begin() + i);
       p = rebuild(p, order);
       return true;
-    case Mutation::DuplicateOp: p = rebuild(p, order, {static_cast<int>(i)}); return true;
+    case Mutation::DuplicateOp:
+      p = rebuild(p, order, {static_cast<int>(i)});
+      return true;
     case Mutation::ChangePeer: {
       if (!is_comm(op.kind) || s.world_size() < 3) return false;
       const int old = op.peer;
-      while (op.peer == old) op.peer = static_cast<int>(pick(s.world_size()));
+      while (op.peer == old)
+        op.peer = static_cast<int>(pick(s.world_size()));
       return true;
     }
     case Mutation::ShiftChunk: {
       Chunk& c = (reads_src(op.kind) && (rng() & 1)) || !writes_dst(op.kind) ? op.src : op.dst;
       if (c.count == 0) return false;
       const std::uint64_t delta = 1 + pick(3);
-      if ((rng() & 1) && c.offset >= delta) c.offset -= delta;
-      else c.offset += delta;
+      if ((rng() & 1) && c.offset >= delta)
+        c.offset -= delta;
+      else
+        c.offset += delta;
       return true;
     }
     case Mutation::ResizeChunk: {
       Chunk& c = reads_src(op.kind) ? op.src : op.dst;
       if (c.count == 0) return false;
-      if (rng() & 1) --c.count;
-      else ++c.count;
+      if (rng() & 1)
+        --c.count;
+      else
+        ++c.count;
       if (op.kind == OpKind::RecvReduce || op.kind == OpKind::Copy || op.kind == OpKind::LocalReduce) {
         op.src.count = op.dst.count = c.count;  // keep src and dst sizes equal, change the amount moved
       }
@@ -99,7 +109,8 @@ bool mutate(Schedule& s, Mutation m, std::mt19937_64& rng) {
       p = rebuild(p, order);
       return true;
     }
-    case Mutation::kCount: break;
+    case Mutation::kCount:
+      break;
   }
   return false;
 }
@@ -115,12 +126,14 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
   for (const topo::Topology* t : {&flat4, &flat5, &nodes}) {
     for (const Algorithm& a : algorithms()) {
       const int world = static_cast<int>(t->gpus().size());
-      originals.push_back(a.plan(spec_for(*t, a.collective, 5ULL * world + 3, DType::F32, ReduceOp::Sum, 1), *t, options));
+      originals.push_back(
+          a.plan(spec_for(*t, a.collective, 5ULL * world + 3, DType::F32, ReduceOp::Sum, 1), *t, options));
       ASSERT_FALSE(verify(originals.back()));
     }
   }
   int mutants = 0, rejected = 0, equivalent = 0, survived = 0;
-  std::vector<int> by_kind_rejected(static_cast<int>(Mutation::kCount)), by_kind(static_cast<int>(Mutation::kCount));
+  std::vector<int> by_kind_rejected(static_cast<int>(Mutation::kCount)),
+      by_kind(static_cast<int>(Mutation::kCount));
   constexpr int kMutants = 1500;
   while (mutants < kMutants) {
     Schedule s = originals[rng() % originals.size()];
@@ -138,8 +151,8 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
     if (!wrong) wrong = testing::run_and_check(s, true, 5);
     if (wrong) {
       ++survived;
-      ADD_FAILURE() << "accepted a wrong mutant (" << kMutationNames[static_cast<int>(kind)] << " on " << s.algorithm
-                    << "): " << *wrong;
+      ADD_FAILURE() << "accepted a wrong mutant (" << kMutationNames[static_cast<int>(kind)] << " on "
+                    << s.algorithm << "): " << *wrong;
     } else {
       ++equivalent;
     }
@@ -148,8 +161,10 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
   std::string detail;
   for (int k = 0; k < static_cast<int>(Mutation::kCount); ++k)
     detail += fmt::format("  {}: {} of {} rejected\n", kMutationNames[k], by_kind_rejected[k], by_kind[k]);
-  fmt::print("mutants: {}, rejected: {}, accepted and still correct: {}, accepted but wrong: {}; kill rate {:.2f}%\n{}",
-             mutants, rejected, equivalent, survived, 100 * kill_rate, detail);
+  fmt::print(
+      "mutants: {}, rejected: {}, accepted and still correct: {}, accepted but wrong: {}; kill rate "
+      "{:.2f}%\n{}",
+      mutants, rejected, equivalent, survived, 100 * kill_rate, detail);
   EXPECT_GE(kill_rate, 0.99);
 }
 

@@ -1,5 +1,6 @@
-// Every planner of every collective × world sizes × element counts × dtypes × in-place, through the verifier and
-// the reference executor, compared exactly; then topology-derived worlds from every preset with 1 to 8 nodes.
+// Every planner of every collective × world sizes × element counts × dtypes × in-place, through the verifier
+// and the reference executor, compared exactly; then topology-derived worlds from every preset with 1 to 8
+// nodes.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -20,7 +21,8 @@ struct Case {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const Algorithm& a : algorithms())
-    for (int world : {1, 2, 3, 5, 7, 8, 11, 16, 24, 31, 64}) cases.push_back({&a, world});
+    for (int world : {1, 2, 3, 5, 7, 8, 11, 16, 24, 31, 64})
+      cases.push_back({&a, world});
   return cases;
 }
 
@@ -32,11 +34,12 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 class PlannerMatrix : public ::testing::TestWithParam<Case> {};
 
 // Plans, verifies and runs one configuration; reports failures with the whole configuration.
-void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, ReduceOp op, int root,
-           const PlanOptions& options) {
+void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, ReduceOp op,
+           int root, const PlanOptions& options) {
   const CollectiveSpec spec = spec_for(t, a.collective, count, dtype, op, root);
-  const std::string what = fmt::format("{} {} on {}: {}, chunk {} channels {}", to_string(a.collective), a.name,
-                                       t.name(), describe(spec), options.chunk_bytes, options.channels);
+  const std::string what =
+      fmt::format("{} {} on {}: {}, chunk {} channels {}", to_string(a.collective), a.name, t.name(),
+                  describe(spec), options.chunk_bytes, options.channels);
   const Support support = a.supports(spec, t, options);
   ASSERT_TRUE(support.ok) << what << ": " << support.reason;
   const Schedule s = a.plan(spec, t, options);
@@ -68,8 +71,8 @@ TEST_P(PlannerMatrix, VerifiesAndComputesExactly) {
     check(a, t, uneven, DType::F32, op, world - 1, options);
     if (HasFatalFailure()) return;
   }
-  // More than 1 Mi elements, with default chunking and channels; the largest worlds use the reference executor
-  // with 64 threads, so keep them to f32.
+  // More than 1 Mi elements, with default chunking and channels; the largest worlds use the reference
+  // executor with 64 threads, so keep them to f32.
   PlanOptions defaults;
   check(a, t, (1 << 20) + 3, DType::F32, ReduceOp::Sum, 0, defaults);
 }

@@ -71,7 +71,9 @@ TEST(SchedulePrint, RingInNcclForm) {
   EXPECT_NE(text.find("channel 0: 0 1 2 3"), std::string::npos) << text;
 }
 
-TEST(Verifier, AcceptsRing) { EXPECT_FALSE(verify(ring(4, 10))); }
+TEST(Verifier, AcceptsRing) {
+  EXPECT_FALSE(verify(ring(4, 10)));
+}
 
 TEST(Verifier, RemovedOpLeavesAnUnmatchedPeer) {
   Schedule s = ring(4, 8);

@@ -1,5 +1,5 @@
-// The SimGrid backend against the α-β model where they must agree (no contention), against the oversubscription
-// a leaf-spine implies (where they must not), and against itself (determinism).
+// The SimGrid backend against the α-β model where they must agree (no contention), against the
+// oversubscription a leaf-spine implies (where they must not), and against itself (determinism).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,7 +17,8 @@
 namespace cclab {
 namespace {
 
-Schedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes, const PlanOptions& options) {
+Schedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes,
+              const PlanOptions& options) {
   const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
   Planned planned = plan_collective(spec, t, algorithm, options);
   EXPECT_TRUE(planned.schedule) << planned.reason;
@@ -25,9 +26,10 @@ Schedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64
   return *planned.schedule;
 }
 
-// One switch, one channel, one chunk per block: every transfer has its links to itself, so max-min sharing and the
-// contention-free α-β path must give the same time. (Tree only on two nodes: with more, a node head sends to two
-// child nodes through its one NIC at once, which is contention the α-β model does not see, by design.)
+// One switch, one channel, one chunk per block: every transfer has its links to itself, so max-min sharing
+// and the contention-free α-β path must give the same time. (Tree only on two nodes: with more, a node head
+// sends to two child nodes through its one NIC at once, which is contention the α-β model does not see, by
+// design.)
 TEST(SimVsAlphaBeta, AgreeWithoutContention) {
   PlanOptions options;
   options.channels = 1;
@@ -44,15 +46,17 @@ TEST(SimVsAlphaBeta, AgreeWithoutContention) {
         const double modelled = estimate_cost(s, t).total_s;
         const double simulated = sim::simulate(s, t).total_s;
         EXPECT_NEAR(simulated, modelled, 0.03 * modelled)
-            << algorithm << " on " << topology << ", " << bytes << " B: sim " << simulated << " s, α-β " << modelled << " s";
+            << algorithm << " on " << topology << ", " << bytes << " B: sim " << simulated << " s, α-β "
+            << modelled << " s";
       }
     }
   }
 }
 
-// Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on one
-// leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer: the
-// simulated time grows by (k-1)·S/B (two steps of S/2 each), and the α-β model, which has no contention, sees none.
+// Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on
+// one leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer:
+// the simulated time grows by (k-1)·S/B (two steps of S/2 each), and the α-β model, which has no contention,
+// sees none.
 TEST(SimContention, OversubscribedLeafSpineCostsWhatTheRatioImplies) {
   const std::uint64_t bytes = 64ULL << 20;
   PlanOptions options;
@@ -95,7 +99,8 @@ TEST(Sim, OpTimesRespectTheSchedule) {
     for (OpId i = 0; i < p.ops.size(); ++i) {
       const OpTiming& ti = r.op_times[rank][i];
       EXPECT_LE(ti.start_s, ti.end_s);
-      for (OpId d : p.deps_of(p.ops[i])) EXPECT_LE(r.op_times[rank][d].end_s, ti.start_s);
+      for (OpId d : p.deps_of(p.ops[i]))
+        EXPECT_LE(r.op_times[rank][d].end_s, ti.start_s);
     }
   }
   EXPECT_GT(r.total_s, 0);
@@ -110,7 +115,8 @@ TEST(Sim, PlatformXmlNamesEveryHostAndRoute) {
   sim::simulate(s, t, params);
   std::ifstream in(path);
   const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (int r = 0; r < 8; ++r) EXPECT_NE(xml.find(fmt::format("host id=\"n0.gpu{}\"", r)), std::string::npos);
+  for (int r = 0; r < 8; ++r)
+    EXPECT_NE(xml.find(fmt::format("host id=\"n0.gpu{}\"", r)), std::string::npos);
   EXPECT_NE(xml.find("<route src=\"n0.gpu0\" dst=\"n0.gpu1\""), std::string::npos);
   EXPECT_NE(xml.find("SPLITDUPLEX"), std::string::npos);
 }

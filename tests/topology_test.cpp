@@ -12,7 +12,8 @@ namespace {
 
 int count_kind(const Topology& t, VertexKind kind) {
   int n = 0;
-  for (VertexId v = 0; v < t.num_vertices(); ++v) n += t.vertex(v).kind == kind;
+  for (VertexId v = 0; v < t.num_vertices(); ++v)
+    n += t.vertex(v).kind == kind;
   return n;
 }
 
@@ -47,9 +48,11 @@ TEST(Presets, IntraNodeGoesThroughNvSwitchInterNodeThroughNics) {
   EXPECT_DOUBLE_EQ(intra.bottleneck_bandwidth_Bps, 300e9 * t.link_model(LinkKind::NvSwitch).efficiency);
   const Route inter = t.route_between_ranks(3, 12);
   EXPECT_FALSE(passes_through_gpu(t, inter));
-  EXPECT_DOUBLE_EQ(inter.bottleneck_bandwidth_Bps, 25e9 * t.link_model(LinkKind::InfiniBand).efficiency);  // HDR
+  EXPECT_DOUBLE_EQ(inter.bottleneck_bandwidth_Bps,
+                   25e9 * t.link_model(LinkKind::InfiniBand).efficiency);  // HDR
   bool crosses_ib = false;
-  for (const Hop& h : inter.hops) crosses_ib |= t.link(h.link).kind == LinkKind::InfiniBand;
+  for (const Hop& h : inter.hops)
+    crosses_ib |= t.link(h.link).kind == LinkKind::InfiniBand;
   EXPECT_TRUE(crosses_ib);
 }
 
@@ -91,7 +94,8 @@ TEST(Topology, RoutesAreDeterministicAndEcmpSpreadsOverSpines) {
 }
 
 TEST(Topology, OversubscriptionSetsUplinkBandwidth) {
-  const Topology t = make_preset("pcie_server:4,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=2,spines=1,oversub=4");
+  const Topology t =
+      make_preset("pcie_server:4,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=2,spines=1,oversub=4");
   // A leaf has 2 x 12.5 GB/s down; one spine up-link of 25/4 GB/s.
   const Route r = t.route_between_ranks(0, 3);
   EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, 25e9 / 4 * 0.9);
@@ -125,7 +129,8 @@ TEST(PresetSpec, Errors) {
 }
 
 TEST(Yaml, RoundTrip) {
-  for (const char* spec : {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3"}) {
+  for (const char* spec :
+       {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3"}) {
     const Topology t = make_preset(spec);
     const std::string text = dump_topology_yaml(t);
     const Topology back = parse_topology_yaml(text);
@@ -139,9 +144,11 @@ TEST(Dot, HasEveryVertexAndOneEdgePerLink) {
   std::ostringstream out;
   t.write_dot(out);
   const std::string dot = out.str();
-  for (VertexId v = 0; v < t.num_vertices(); ++v) EXPECT_NE(dot.find(t.vertex(v).name), std::string::npos);
+  for (VertexId v = 0; v < t.num_vertices(); ++v)
+    EXPECT_NE(dot.find(t.vertex(v).name), std::string::npos);
   std::size_t edges = 0;
-  for (std::size_t at = dot.find("->"); at != std::string::npos; at = dot.find("->", at + 1)) ++edges;
+  for (std::size_t at = dot.find("->"); at != std::string::npos; at = dot.find("->", at + 1))
+    ++edges;
   EXPECT_EQ(edges, t.num_links());
 }
 
@@ -171,33 +178,86 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
-TEST(YamlErrors, ValidFileLoads) { EXPECT_EQ(parse_topology_yaml(kValid).gpus().size(), 2u); }
-TEST(YamlErrors, VertexKind) { expect_error(replace(kValid, "kind: nvswitch, node", "kind: hub, node"), "t.yaml:5: vertices[2].kind"); }
-TEST(YamlErrors, VertexNode) { expect_error(replace(kValid, "node: 0, local_rank: 1", "node: x, local_rank: 1"), "t.yaml:4: vertices[1].node"); }
-TEST(YamlErrors, VertexLocalRank) { expect_error(replace(kValid, "local_rank: 1", "local_rank: -1"), "t.yaml:4: vertices[1].local_rank"); }
-TEST(YamlErrors, VertexName) { expect_error(replace(kValid, "{name: g1,", "{name: g0,"), "vertices[1].name"); }
-TEST(YamlErrors, GpuWithoutNode) { expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"), "t.yaml:4: vertices[1]"); }
-TEST(YamlErrors, UnknownVertexField) { expect_error(replace(kValid, "local_rank: 1}", "local_rank: 1, colour: red}"), "vertices[1].colour"); }
-TEST(YamlErrors, LinkFrom) { expect_error(replace(kValid, "{from: g0", "{from: g9"), "t.yaml:7: links[0].from"); }
-TEST(YamlErrors, LinkTo) { expect_error(replace(kValid, "{from: g1, to: sw", "{from: g1, to: s2"), "t.yaml:8: links[1].to"); }
-TEST(YamlErrors, LinkKind) { expect_error(replace(kValid, "{from: g0, to: sw, kind: nvswitch", "{from: g0, to: sw, kind: wifi"), "t.yaml:7: links[0].kind"); }
-TEST(YamlErrors, LinkBandwidth) { expect_error(replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "300GB/h, latency: 500ns}\n  - {from: g1"), "t.yaml:7: links[0].bandwidth"); }
-TEST(YamlErrors, LinkLatency) { expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: soon}\n  - {from: g1"), "t.yaml:7: links[0].latency"); }
-TEST(YamlErrors, LinkMissingBandwidth) { expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1", " latency: 500ns}\n  - {from: g1"), "t.yaml:7: links[0].bandwidth"); }
-TEST(YamlErrors, SelfLink) { expect_error(replace(kValid, "{from: g0, to: sw", "{from: g0, to: g0"), "t.yaml:7: links[0]"); }
-TEST(YamlErrors, TopLevelField) { expect_error(std::string(kValid) + "colour: blue\n", "topology.colour"); }
-TEST(YamlErrors, LinkModelEfficiency) { expect_error(std::string(kValid) + "link_models:\n  pcie: {efficiency: 1.5}\n", "t.yaml:10: link_models.pcie.efficiency"); }
-TEST(YamlErrors, LinkModelKind) { expect_error(std::string(kValid) + "link_models:\n  wifi: {efficiency: 0.5}\n", "t.yaml:10: link_models.wifi"); }
-TEST(YamlErrors, LinkModelOverhead) { expect_error(std::string(kValid) + "link_models:\n  pcie: {overhead: fast}\n", "t.yaml:10: link_models.pcie.overhead"); }
+TEST(YamlErrors, ValidFileLoads) {
+  EXPECT_EQ(parse_topology_yaml(kValid).gpus().size(), 2u);
+}
+TEST(YamlErrors, VertexKind) {
+  expect_error(replace(kValid, "kind: nvswitch, node", "kind: hub, node"), "t.yaml:5: vertices[2].kind");
+}
+TEST(YamlErrors, VertexNode) {
+  expect_error(replace(kValid, "node: 0, local_rank: 1", "node: x, local_rank: 1"),
+               "t.yaml:4: vertices[1].node");
+}
+TEST(YamlErrors, VertexLocalRank) {
+  expect_error(replace(kValid, "local_rank: 1", "local_rank: -1"), "t.yaml:4: vertices[1].local_rank");
+}
+TEST(YamlErrors, VertexName) {
+  expect_error(replace(kValid, "{name: g1,", "{name: g0,"), "vertices[1].name");
+}
+TEST(YamlErrors, GpuWithoutNode) {
+  expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"),
+               "t.yaml:4: vertices[1]");
+}
+TEST(YamlErrors, UnknownVertexField) {
+  expect_error(replace(kValid, "local_rank: 1}", "local_rank: 1, colour: red}"), "vertices[1].colour");
+}
+TEST(YamlErrors, LinkFrom) {
+  expect_error(replace(kValid, "{from: g0", "{from: g9"), "t.yaml:7: links[0].from");
+}
+TEST(YamlErrors, LinkTo) {
+  expect_error(replace(kValid, "{from: g1, to: sw", "{from: g1, to: s2"), "t.yaml:8: links[1].to");
+}
+TEST(YamlErrors, LinkKind) {
+  expect_error(replace(kValid, "{from: g0, to: sw, kind: nvswitch", "{from: g0, to: sw, kind: wifi"),
+               "t.yaml:7: links[0].kind");
+}
+TEST(YamlErrors, LinkBandwidth) {
+  expect_error(
+      replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "300GB/h, latency: 500ns}\n  - {from: g1"),
+      "t.yaml:7: links[0].bandwidth");
+}
+TEST(YamlErrors, LinkLatency) {
+  expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: soon}\n  - {from: g1"),
+               "t.yaml:7: links[0].latency");
+}
+TEST(YamlErrors, LinkMissingBandwidth) {
+  expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1",
+                       " latency: 500ns}\n  - {from: g1"),
+               "t.yaml:7: links[0].bandwidth");
+}
+TEST(YamlErrors, SelfLink) {
+  expect_error(replace(kValid, "{from: g0, to: sw", "{from: g0, to: g0"), "t.yaml:7: links[0]");
+}
+TEST(YamlErrors, TopLevelField) {
+  expect_error(std::string(kValid) + "colour: blue\n", "topology.colour");
+}
+TEST(YamlErrors, LinkModelEfficiency) {
+  expect_error(std::string(kValid) + "link_models:\n  pcie: {efficiency: 1.5}\n",
+               "t.yaml:10: link_models.pcie.efficiency");
+}
+TEST(YamlErrors, LinkModelKind) {
+  expect_error(std::string(kValid) + "link_models:\n  wifi: {efficiency: 0.5}\n",
+               "t.yaml:10: link_models.wifi");
+}
+TEST(YamlErrors, LinkModelOverhead) {
+  expect_error(std::string(kValid) + "link_models:\n  pcie: {overhead: fast}\n",
+               "t.yaml:10: link_models.pcie.overhead");
+}
 TEST(Yaml, LinkModelsOverrideDefaults) {
-  const Topology t = parse_topology_yaml(std::string(kValid) + "link_models:\n  nvswitch: {efficiency: 0.5, overhead: 2us}\n");
+  const Topology t = parse_topology_yaml(std::string(kValid) +
+                                         "link_models:\n  nvswitch: {efficiency: 0.5, overhead: 2us}\n");
   EXPECT_DOUBLE_EQ(t.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 150e9);
   EXPECT_DOUBLE_EQ(t.route_between_ranks(0, 1).latency_s, 2 * (500e-9 + 2e-6));
 }
-TEST(YamlErrors, NotYaml) { expect_error("vertices: [\n", "t.yaml"); }
-TEST(YamlErrors, NoGpu) { expect_error("vertices:\n  - {name: s, kind: switch}\nlinks: []\n", "t.yaml:2: vertices"); }
+TEST(YamlErrors, NotYaml) {
+  expect_error("vertices: [\n", "t.yaml");
+}
+TEST(YamlErrors, NoGpu) {
+  expect_error("vertices:\n  - {name: s, kind: switch}\nlinks: []\n", "t.yaml:2: vertices");
+}
 TEST(YamlErrors, Disconnected) {
-  const Topology t = parse_topology_yaml(replace(kValid, "  - {from: g1, to: sw, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}\n", ""));
+  const Topology t = parse_topology_yaml(
+      replace(kValid, "  - {from: g1, to: sw, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}\n", ""));
   EXPECT_THROW(t.route_between_ranks(0, 1), ConfigError);
 }
 

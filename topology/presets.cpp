@@ -13,9 +13,9 @@ namespace cclab::topo {
 namespace {
 
 // Per-hop latencies of the built-in models. They are defaults to calibrate (cclab calibrate), chosen so that
-// end-to-end figures land near published ones: about 1 us GPU to GPU through NVSwitch, about 2-3 us GPU to GPU
-// across an InfiniBand switch (NCCL's tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware latencies per
-// step, which include protocol overheads the network model adds separately).
+// end-to-end figures land near published ones: about 1 us GPU to GPU through NVSwitch, about 2-3 us GPU to
+// GPU across an InfiniBand switch (NCCL's tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware
+// latencies per step, which include protocol overheads the network model adds separately).
 constexpr double kNvLinkHopLatency_s = 0.5e-6;
 constexpr double kPcieHopLatency_s = 0.4e-6;
 
@@ -23,17 +23,22 @@ constexpr double kPcieHopLatency_s = 0.4e-6;
 constexpr double kPcieGen4x16_Bps = 16 * 16e9 * 128.0 / 130.0 / 8;  // 31.5 GB/s
 constexpr double kPcieGen5x16_Bps = 16 * 32e9 * 128.0 / 130.0 / 8;  // 63.0 GB/s
 
-std::string node_prefix(int node) { return fmt::format("n{}.", node); }
+std::string node_prefix(int node) {
+  return fmt::format("n{}.", node);
+}
 
-// Joins the NICs of all nodes (nics[node][i]) with the fabric. Returns nothing: the topology is extended in place.
-void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, double nic_Bps, const FabricParams& f) {
+// Joins the NICs of all nodes (nics[node][i]) with the fabric. Returns nothing: the topology is extended in
+// place.
+void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, double nic_Bps,
+                const FabricParams& f) {
   const int nodes = static_cast<int>(nics.size());
   const int per_node = nics.empty() ? 0 : static_cast<int>(nics[0].size());
   switch (f.fabric) {
     case Fabric::SingleSwitch: {
       VertexId sw = t.add_vertex(Vertex{"switch", VertexKind::Switch});
       for (const auto& node : nics)
-        for (VertexId nic : node) t.add_link(nic, sw, f.link_kind, nic_Bps, f.link_latency_s);
+        for (VertexId nic : node)
+          t.add_link(nic, sw, f.link_kind, nic_Bps, f.link_latency_s);
       return;
     }
     case Fabric::LeafSpine: {
@@ -42,12 +47,15 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
       const int leaves = (nodes + f.nodes_per_leaf - 1) / f.nodes_per_leaf;
       const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
       std::vector<VertexId> spines;
-      for (int s = 0; s < f.spines; ++s) spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
+      for (int s = 0; s < f.spines; ++s)
+        spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
       for (int l = 0; l < leaves; ++l) {
         VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch});
-        for (VertexId spine : spines) t.add_link(leaf, spine, f.link_kind, uplink_Bps, f.link_latency_s);
+        for (VertexId spine : spines)
+          t.add_link(leaf, spine, f.link_kind, uplink_Bps, f.link_latency_s);
         for (int n = l * f.nodes_per_leaf; n < std::min(nodes, (l + 1) * f.nodes_per_leaf); ++n)
-          for (VertexId nic : nics[n]) t.add_link(nic, leaf, f.link_kind, nic_Bps, f.link_latency_s);
+          for (VertexId nic : nics[n])
+            t.add_link(nic, leaf, f.link_kind, nic_Bps, f.link_latency_s);
       }
       return;
     }
@@ -58,16 +66,19 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
       for (int i = 0; i < per_node; ++i) {
         VertexId rail = t.add_vertex(Vertex{fmt::format("rail{}", i), VertexKind::Switch});
         t.add_link(rail, spine, f.link_kind, uplink_Bps, f.link_latency_s);
-        for (int n = 0; n < nodes; ++n) t.add_link(nics[n][i], rail, f.link_kind, nic_Bps, f.link_latency_s);
+        for (int n = 0; n < nodes; ++n)
+          t.add_link(nics[n][i], rail, f.link_kind, nic_Bps, f.link_latency_s);
       }
       return;
     }
   }
 }
 
-// DGX A100 and H100 share a layout: 8 GPUs on NVSwitch; 4 PCIe switches each holding 2 GPUs and 2 compute NICs;
-// the host CPU above the PCIe switches. (NVIDIA DGX A100 and DGX H100 user guides, system topology chapters.)
-Topology dgx(const std::string& model, const DgxParams& p, double nvlink_Bps, double nic_Bps, double pcie_Bps) {
+// DGX A100 and H100 share a layout: 8 GPUs on NVSwitch; 4 PCIe switches each holding 2 GPUs and 2 compute
+// NICs; the host CPU above the PCIe switches. (NVIDIA DGX A100 and DGX H100 user guides, system topology
+// chapters.)
+Topology dgx(const std::string& model, const DgxParams& p, double nvlink_Bps, double nic_Bps,
+             double pcie_Bps) {
   if (p.nodes < 1) throw ConfigError(fmt::format("{}: nodes must be >= 1 (got {})", model, p.nodes));
   Topology t(fmt::format("{}:{}", model, p.nodes));
   if (p.nvlink_Bps > 0) nvlink_Bps = p.nvlink_Bps;
@@ -76,10 +87,12 @@ Topology dgx(const std::string& model, const DgxParams& p, double nvlink_Bps, do
   for (int n = 0; n < p.nodes; ++n) {
     const std::string pre = node_prefix(n);
     std::vector<VertexId> gpus;
-    for (int g = 0; g < 8; ++g) gpus.push_back(t.add_vertex(Vertex{fmt::format("{}gpu{}", pre, g), VertexKind::Gpu, n, g}));
+    for (int g = 0; g < 8; ++g)
+      gpus.push_back(t.add_vertex(Vertex{fmt::format("{}gpu{}", pre, g), VertexKind::Gpu, n, g}));
     VertexId nvs = t.add_vertex(Vertex{pre + "nvswitch", VertexKind::NvSwitch, n});
     VertexId cpu = t.add_vertex(Vertex{pre + "cpu", VertexKind::Cpu, n});
-    for (int g = 0; g < 8; ++g) t.add_link(gpus[g], nvs, LinkKind::NvSwitch, nvlink_Bps, kNvLinkHopLatency_s);
+    for (int g = 0; g < 8; ++g)
+      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, nvlink_Bps, kNvLinkHopLatency_s);
     for (int s = 0; s < 4; ++s) {
       VertexId sw = t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n});
       t.add_link(sw, cpu, LinkKind::Pcie, pcie_Bps, kPcieHopLatency_s);
@@ -119,12 +132,13 @@ double parse_double(std::string_view text, std::string_view field, std::string_v
 // key=value pairs that remember which keys were used, so leftovers are reported as unknown.
 class KeyValues {
  public:
-  KeyValues(std::string_view spec, std::string_view preset, std::string_view valid) : spec_(spec), preset_(preset), valid_(valid) {}
+  KeyValues(std::string_view spec, std::string_view preset, std::string_view valid)
+      : spec_(spec), preset_(preset), valid_(valid) {}
   void add(std::string_view item) {
     auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      throw ConfigError(fmt::format("topology '{}': expected key=value, got '{}' (keys for {}: {})", spec_, item,
-                                    preset_, valid_));
+      throw ConfigError(fmt::format("topology '{}': expected key=value, got '{}' (keys for {}: {})", spec_,
+                                    item, preset_, valid_));
     }
     values_[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
   }
@@ -137,7 +151,8 @@ class KeyValues {
   void check_all_used() const {
     for (const auto& [key, value] : values_) {
       if (!used_.count(key)) {
-        throw ConfigError(fmt::format("topology '{}': unknown key '{}' for {} (valid keys: {})", spec_, key, preset_, valid_));
+        throw ConfigError(fmt::format("topology '{}': unknown key '{}' for {} (valid keys: {})", spec_, key,
+                                      preset_, valid_));
       }
     }
   }
@@ -160,18 +175,25 @@ auto with_field(std::string_view spec, std::string_view field, Fn&& fn) {
 
 void read_fabric(KeyValues& kv, FabricParams& f) {
   if (const auto* v = kv.get("fabric")) {
-    if (*v == "single") f.fabric = Fabric::SingleSwitch;
-    else if (*v == "leaf_spine") f.fabric = Fabric::LeafSpine;
-    else if (*v == "rail") f.fabric = Fabric::Rail;
-    else throw ConfigError(fmt::format("topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail)", kv.spec(), *v));
+    if (*v == "single")
+      f.fabric = Fabric::SingleSwitch;
+    else if (*v == "leaf_spine")
+      f.fabric = Fabric::LeafSpine;
+    else if (*v == "rail")
+      f.fabric = Fabric::Rail;
+    else
+      throw ConfigError(fmt::format("topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail)",
+                                    kv.spec(), *v));
   }
   if (const auto* v = kv.get("oversub")) {
     f.oversubscription = parse_double(*v, "oversub", kv.spec());
-    if (!(f.oversubscription >= 1.0)) throw ConfigError(fmt::format("topology '{}': oversub must be >= 1", kv.spec()));
+    if (!(f.oversubscription >= 1.0))
+      throw ConfigError(fmt::format("topology '{}': oversub must be >= 1", kv.spec()));
   }
   if (const auto* v = kv.get("leaf_size")) {
     f.nodes_per_leaf = parse_int(*v, "leaf_size", kv.spec());
-    if (f.nodes_per_leaf < 1) throw ConfigError(fmt::format("topology '{}': leaf_size must be >= 1", kv.spec()));
+    if (f.nodes_per_leaf < 1)
+      throw ConfigError(fmt::format("topology '{}': leaf_size must be >= 1", kv.spec()));
   }
   if (const auto* v = kv.get("spines")) {
     f.spines = parse_int(*v, "spines", kv.spec());
@@ -180,14 +202,17 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   if (const auto* v = kv.get("net")) {
     auto kind = parse_link_kind(*v);
     if (!kind || (*kind != LinkKind::InfiniBand && *kind != LinkKind::Ethernet)) {
-      throw ConfigError(fmt::format("topology '{}': net '{}' is unknown (valid: infiniband, ethernet, roce)", kv.spec(), *v));
+      throw ConfigError(fmt::format("topology '{}': net '{}' is unknown (valid: infiniband, ethernet, roce)",
+                                    kv.spec(), *v));
     }
     f.link_kind = *kind;
   }
-  if (const auto* v = kv.get("net_latency")) f.link_latency_s = with_field(kv.spec(), "net_latency", [&] { return parse_time_s(*v); });
+  if (const auto* v = kv.get("net_latency"))
+    f.link_latency_s = with_field(kv.spec(), "net_latency", [&] { return parse_time_s(*v); });
 }
 
-constexpr std::string_view kFabricKeys = "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency";
+constexpr std::string_view kFabricKeys =
+    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency";
 
 }  // namespace
 
@@ -225,11 +250,16 @@ Topology pcie_server(const PcieServerParams& p) {
 
 const std::vector<PresetInfo>& presets() {
   static const std::vector<PresetInfo> list{
-      {"dgx_a100", "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 switches",
+      {"dgx_a100",
+       "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
+       "switches",
        fmt::format("nvlink, nic, {}", kFabricKeys)},
-      {"dgx_h100", "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 switches",
+      {"dgx_h100",
+       "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
+       "switches",
        fmt::format("nvlink, nic, {}", kFabricKeys)},
-      {"pcie_server", "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
+      {"pcie_server",
+       "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
        fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
   };
   return list;
@@ -244,11 +274,14 @@ Topology make_preset(std::string_view spec) {
     if (p.name == name) info = &p;
   if (!info) {
     std::string names;
-    for (const auto& p : presets()) names += (names.empty() ? "" : ", ") + p.name;
-    throw ConfigError(fmt::format("topology '{}': unknown preset '{}' (valid: {}; or a path to a YAML file)", spec, name, names));
+    for (const auto& p : presets())
+      names += (names.empty() ? "" : ", ") + p.name;
+    throw ConfigError(fmt::format("topology '{}': unknown preset '{}' (valid: {}; or a path to a YAML file)",
+                                  spec, name, names));
   }
   if (colon == std::string_view::npos) {
-    throw ConfigError(fmt::format("topology '{}': expected {}:NODES[,key=value...], e.g. {}:4", spec, name, name));
+    throw ConfigError(
+        fmt::format("topology '{}': expected {}:NODES[,key=value...], e.g. {}:4", spec, name, name));
   }
   rest.remove_prefix(colon + 1);
   auto comma = rest.find(',');

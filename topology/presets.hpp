@@ -1,6 +1,7 @@
-// Built-in cluster shapes, as functions of their parameters. On the command line a topology is either a preset
-// spec `NAME:NODES[,key=value...]` (e.g. `dgx_a100:32`, `pcie_server:4,gpus=4,nic=25Gbps,fabric=leaf_spine,oversub=2`)
-// or a path to a YAML file (topology/yaml_io.hpp).
+// Built-in cluster shapes, as functions of their parameters. On the command line a topology is either a
+// preset spec `NAME:NODES[,key=value...]` (e.g. `dgx_a100:32`,
+// `pcie_server:4,gpus=4,nic=25Gbps,fabric=leaf_spine,oversub=2`) or a path to a YAML file
+// (topology/yaml_io.hpp).
 #pragma once
 
 #include <string>
@@ -55,7 +56,8 @@ struct PresetInfo {
 };
 const std::vector<PresetInfo>& presets();
 
-// Builds a preset from `NAME:NODES[,key=value...]`. Throws ConfigError naming the bad part and the valid choices.
+// Builds a preset from `NAME:NODES[,key=value...]`. Throws ConfigError naming the bad part and the valid
+// choices.
 Topology make_preset(std::string_view spec);
 
 // A preset spec or a YAML file path (anything containing '/' or ending in .yaml/.yml, or an existing file).

@@ -19,17 +19,19 @@
 namespace cclab::topo {
 namespace {
 
-constexpr std::array<std::pair<VertexKind, std::string_view>, 6> kVertexKinds{{{VertexKind::Gpu, "gpu"},
-                                                                               {VertexKind::Cpu, "cpu"},
-                                                                               {VertexKind::NvSwitch, "nvswitch"},
-                                                                               {VertexKind::PcieSwitch, "pcie_switch"},
-                                                                               {VertexKind::Nic, "nic"},
-                                                                               {VertexKind::Switch, "switch"}}};
-constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{{{LinkKind::NvLink, "nvlink"},
-                                                                           {LinkKind::NvSwitch, "nvswitch"},
-                                                                           {LinkKind::Pcie, "pcie"},
-                                                                           {LinkKind::InfiniBand, "infiniband"},
-                                                                           {LinkKind::Ethernet, "ethernet"}}};
+constexpr std::array<std::pair<VertexKind, std::string_view>, 6> kVertexKinds{
+    {{VertexKind::Gpu, "gpu"},
+     {VertexKind::Cpu, "cpu"},
+     {VertexKind::NvSwitch, "nvswitch"},
+     {VertexKind::PcieSwitch, "pcie_switch"},
+     {VertexKind::Nic, "nic"},
+     {VertexKind::Switch, "switch"}}};
+constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{
+    {{LinkKind::NvLink, "nvlink"},
+     {LinkKind::NvSwitch, "nvswitch"},
+     {LinkKind::Pcie, "pcie"},
+     {LinkKind::InfiniBand, "infiniband"},
+     {LinkKind::Ethernet, "ethernet"}}};
 
 // Route cost of one hop in integer picoseconds, so that equal-cost paths tie exactly (ECMP needs exact ties).
 constexpr double kRouteProbeBytes = 1 << 20;
@@ -41,7 +43,8 @@ std::int64_t hop_cost_ps(const Link& link) {
 std::uint64_t stable_hash(std::string_view a, std::string_view b) {
   std::uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    for (unsigned char c : s)
+      h = (h ^ c) * 1099511628211ULL;
     h = (h ^ 0xff) * 1099511628211ULL;
   };
   mix(a);
@@ -53,24 +56,29 @@ std::uint64_t stable_hash(std::string_view a, std::string_view b) {
 
 LinkModel Topology::default_link_model(LinkKind kind) {
   switch (kind) {
-    // NVLink/NVSwitch: NCCL reaches about 230-240 GB/s of bus bandwidth on A100's 300 GB/s (nccl-tests on DGX A100,
-    // NVIDIA's published figures), so 0.8 of the line rate carries payload.
+    // NVLink/NVSwitch: NCCL reaches about 230-240 GB/s of bus bandwidth on A100's 300 GB/s (nccl-tests on DGX
+    // A100, NVIDIA's published figures), so 0.8 of the line rate carries payload.
     case LinkKind::NvLink:
-    case LinkKind::NvSwitch: return {0.80, 0.0};
+    case LinkKind::NvSwitch:
+      return {0.80, 0.0};
     // PCIe: TLP headers and flow control leave about 80-85% of the x16 rate for payload.
-    case LinkKind::Pcie: return {0.80, 0.0};
-    // InfiniBand: NCCL's model scales ring bus bandwidth by 0.92 for LL128 (tuning.cc); about 1 us of NIC work per
-    // message (posting, completion) on top of the wire.
-    case LinkKind::InfiniBand: return {0.92, 1e-6};
+    case LinkKind::Pcie:
+      return {0.80, 0.0};
+    // InfiniBand: NCCL's model scales ring bus bandwidth by 0.92 for LL128 (tuning.cc); about 1 us of NIC
+    // work per message (posting, completion) on top of the wire.
+    case LinkKind::InfiniBand:
+      return {0.92, 1e-6};
     // Ethernet / RoCE: header overhead of a 4 KiB MTU plus RoCE, about 0.9; 2 us NIC/stack cost per message.
-    case LinkKind::Ethernet: return {0.90, 2e-6};
+    case LinkKind::Ethernet:
+      return {0.90, 2e-6};
   }
   return {};
 }
 
 void Topology::set_link_model(LinkKind kind, const LinkModel& model) {
   if (!(model.efficiency > 0 && model.efficiency <= 1)) {
-    throw ConfigError(fmt::format("{} efficiency must be in (0, 1] (got {})", to_string(kind), model.efficiency));
+    throw ConfigError(
+        fmt::format("{} efficiency must be in (0, 1] (got {})", to_string(kind), model.efficiency));
   }
   if (!(model.overhead_s >= 0) || !std::isfinite(model.overhead_s)) {
     throw ConfigError(fmt::format("{} overhead must be >= 0", to_string(kind)));
@@ -124,20 +132,22 @@ VertexId Topology::add_vertex(Vertex vertex) {
     auto pos = std::lower_bound(gpus_.begin(), gpus_.end(), v,
                                 [&](VertexId x, VertexId y) { return key(x) < key(y); });
     if (pos != gpus_.end() && key(*pos) == key(v)) {
-      throw ConfigError(fmt::format("GPUs '{}' and '{}' have the same node {} and local_rank {}", graph_[*pos].name,
-                                    vertex.name, vertex.node, vertex.local_rank));
+      throw ConfigError(fmt::format("GPUs '{}' and '{}' have the same node {} and local_rank {}",
+                                    graph_[*pos].name, vertex.name, vertex.node, vertex.local_rank));
     }
     gpus_.insert(pos, v);
   }
   return v;
 }
 
-std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps, double latency_s) {
+std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps,
+                               double latency_s) {
   if (a >= num_vertices() || b >= num_vertices() || a == b) {
     throw ConfigError(fmt::format("a link must join two distinct vertices (got {} and {})", a, b));
   }
   if (!(bandwidth_Bps > 0) || !std::isfinite(bandwidth_Bps)) {
-    throw ConfigError(fmt::format("link {} - {}: bandwidth must be positive", graph_[a].name, graph_[b].name));
+    throw ConfigError(
+        fmt::format("link {} - {}: bandwidth must be positive", graph_[a].name, graph_[b].name));
   }
   if (!(latency_s >= 0) || !std::isfinite(latency_s)) {
     throw ConfigError(fmt::format("link {} - {}: latency must be >= 0", graph_[a].name, graph_[b].name));
@@ -172,13 +182,15 @@ std::vector<int> Topology::ranks_of_node(int node) const {
 int Topology::max_gpus_per_node() const {
   std::unordered_map<int, int> count;
   int best = 0;
-  for (VertexId g : gpus_) best = std::max(best, ++count[graph_[g].node]);
+  for (VertexId g : gpus_)
+    best = std::max(best, ++count[graph_[g].node]);
   return best;
 }
 
 bool Topology::uniform() const {
   std::unordered_map<int, int> count;
-  for (VertexId g : gpus_) ++count[graph_[g].node];
+  for (VertexId g : gpus_)
+    ++count[graph_[g].node];
   int first = count.empty() ? 0 : count.begin()->second;
   return std::all_of(count.begin(), count.end(), [&](auto& kv) { return kv.second == first; });
 }
@@ -190,7 +202,8 @@ std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
     if (graph_[v].kind != VertexKind::Nic || graph_[v].node != graph_[gpu].node) continue;
     Route r = route(gpu, v);
     double cost = 0;
-    for (const Hop& h : r.hops) cost += static_cast<double>(hop_cost_ps(links_[h.link]));
+    for (const Hop& h : r.hops)
+      cost += static_cast<double>(hop_cost_ps(links_[h.link]));
     if (cost < best_cost) best_cost = cost, best = v;  // ties: lowest vertex id, i.e. first NIC declared
   }
   return best;
@@ -203,19 +216,21 @@ Route Topology::route(VertexId from, VertexId to) const {
 
   // GPUs are endpoints only: a GPU-to-NIC path must not detour through a peer GPU's NVLink.
   auto keep = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
-  boost::filtered_graph<Graph, boost::keep_all, std::function<bool(VertexId)>> view(graph_, boost::keep_all{}, keep);
+  boost::filtered_graph<Graph, boost::keep_all, std::function<bool(VertexId)>> view(graph_, boost::keep_all{},
+                                                                                    keep);
   auto weight = boost::make_function_property_map<Graph::edge_descriptor, std::int64_t>(
       [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
 
   // Distances to `to` (links are symmetric, so a search from `to` gives them), then walk from `from`.
   std::vector<std::int64_t> dist(num_vertices());
-  boost::dijkstra_shortest_paths(
-      view, to,
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, graph_)))
-          .distance_inf(std::numeric_limits<std::int64_t>::max()));
+  boost::dijkstra_shortest_paths(view, to,
+                                 boost::weight_map(weight)
+                                     .distance_map(boost::make_iterator_property_map(
+                                         dist.begin(), boost::get(boost::vertex_index, graph_)))
+                                     .distance_inf(std::numeric_limits<std::int64_t>::max()));
   if (dist[from] == std::numeric_limits<std::int64_t>::max()) {
-    throw ConfigError(fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
+    throw ConfigError(
+        fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
   }
   const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
   VertexId at = from;
@@ -223,7 +238,8 @@ Route Topology::route(VertexId from, VertexId to) const {
     std::vector<Graph::edge_descriptor> next;
     for (auto [e, end] = boost::out_edges(at, view); e != end; ++e) {
       VertexId v = boost::target(*e, view);
-      if (dist[v] != std::numeric_limits<std::int64_t>::max() && dist[v] + weight[*e] == dist[at]) next.push_back(*e);
+      if (dist[v] != std::numeric_limits<std::int64_t>::max() && dist[v] + weight[*e] == dist[at])
+        next.push_back(*e);
     }
     CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
     auto chosen = next[flow_hash % next.size()];
@@ -241,7 +257,8 @@ Route Topology::route(VertexId from, VertexId to) const {
     const EdgeProps& props = graph_[chosen];
     result.hops.push_back(Hop{props.link, props.forward});
     result.latency_s += effective_latency_s(props.link);
-    result.bottleneck_bandwidth_Bps = std::min(result.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(props.link));
+    result.bottleneck_bandwidth_Bps =
+        std::min(result.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(props.link));
     at = boost::target(chosen, view);
   }
   return result;
@@ -253,7 +270,9 @@ void Topology::write_dot(std::ostream& out) const {
   boost::filtered_graph<Graph, std::function<bool(Graph::edge_descriptor)>> view(graph_, forward_only);
   auto vertex_writer = [this](std::ostream& os, VertexId v) {
     const Vertex& vx = graph_[v];
-    const char* shape = vx.kind == VertexKind::Gpu ? "box" : vx.kind == VertexKind::Nic ? "ellipse" : "diamond";
+    const char* shape = vx.kind == VertexKind::Gpu   ? "box"
+                        : vx.kind == VertexKind::Nic ? "ellipse"
+                                                     : "diamond";
     os << fmt::format("[label=\"{}\\n{}\" shape={}]", vx.name, to_string(vx.kind), shape);
   };
   auto edge_writer = [this](std::ostream& os, const Graph::edge_descriptor& e) {

@@ -1,6 +1,7 @@
-// The cluster as a Boost.Graph: GPUs, host CPUs, NVSwitches, PCIe switches, NICs and network switches joined by
-// full-duplex links. Each link has a kind, a bandwidth per direction (bytes/s) and a latency (s). World ranks are
-// the GPUs in (node, local_rank) order, which is what planners and backends use to map ranks onto hardware.
+// The cluster as a Boost.Graph: GPUs, host CPUs, NVSwitches, PCIe switches, NICs and network switches joined
+// by full-duplex links. Each link has a kind, a bandwidth per direction (bytes/s) and a latency (s). World
+// ranks are the GPUs in (node, local_rank) order, which is what planners and backends use to map ranks onto
+// hardware.
 #pragma once
 
 #include <array>
@@ -27,9 +28,9 @@ std::optional<LinkKind> parse_link_kind(std::string_view text);  // "roce" is an
 inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
 inline constexpr std::string_view kLinkKindNames = "nvlink, nvswitch, pcie, infiniband, ethernet (or roce)";
 
-// How a link kind's protocol uses its wire: the fraction of the line rate that carries payload, and a fixed cost
-// added to every message at every hop of that kind. Both are calibration parameters (cclab calibrate fits them);
-// the defaults are in Topology::default_link_model() with their sources.
+// How a link kind's protocol uses its wire: the fraction of the line rate that carries payload, and a fixed
+// cost added to every message at every hop of that kind. Both are calibration parameters (cclab calibrate
+// fits them); the defaults are in Topology::default_link_model() with their sources.
 struct LinkModel {
   double efficiency = 1.0;  // payload bandwidth / line rate, in (0, 1]
   double overhead_s = 0.0;  // added to the hop's latency for every message
@@ -66,7 +67,7 @@ struct Hop {
 // kind's efficiency.
 struct Route {
   std::vector<Hop> hops;
-  double latency_s = 0;                // sum over hops
+  double latency_s = 0;                 // sum over hops
   double bottleneck_bandwidth_Bps = 0;  // min over hops; +inf for an empty route (same vertex)
 };
 
@@ -109,7 +110,7 @@ class Topology {
   const std::vector<VertexId>& gpus() const { return gpus_; }  // world rank -> GPU vertex
   int num_nodes() const { return num_nodes_; }
   std::vector<VertexId> gpus_of_node(int node) const;
-  std::vector<int> ranks_of_node(int node) const;     // world ranks, by local rank
+  std::vector<int> ranks_of_node(int node) const;  // world ranks, by local rank
   int node_of_rank(int rank) const { return graph_[gpus_.at(rank)].node; }
   int local_rank_of(int rank) const { return graph_[gpus_.at(rank)].local_rank; }
   // Largest number of GPUs in one node; uniform() says whether every node has that many.
@@ -120,10 +121,10 @@ class Topology {
 
   // Deterministic route between two vertices: least cost, where a hop costs its latency plus the time a 1 MiB
   // message spends on it, so NVLink beats PCIe and fewer switch hops win. GPUs are never transit vertices.
-  // Among equal-cost next hops: a NIC of the source's or destination's node is chosen by the GPU, which uses its
-  // own NIC (index local_rank mod the node's NICs, as NCCL pairs each GPU with its nearest NIC) when that one is a
-  // choice; switches choose by ECMP, (hash of source and destination names) mod the number of choices, a per-flow
-  // hash, so different pairs spread over spines while one pair always takes one path.
+  // Among equal-cost next hops: a NIC of the source's or destination's node is chosen by the GPU, which uses
+  // its own NIC (index local_rank mod the node's NICs, as NCCL pairs each GPU with its nearest NIC) when that
+  // one is a choice; switches choose by ECMP, (hash of source and destination names) mod the number of
+  // choices, a per-flow hash, so different pairs spread over spines while one pair always takes one path.
   // Throws ConfigError when the two vertices are not connected.
   Route route(VertexId from, VertexId to) const;
   Route route_between_ranks(int from, int to) const { return route(gpus_.at(from), gpus_.at(to)); }
@@ -138,11 +139,12 @@ class Topology {
   Graph graph_;
   std::vector<Link> links_;
   std::unordered_map<std::string, VertexId> by_name_;
-  std::array<LinkModel, 5> link_models_ = {default_link_model(LinkKind::NvLink), default_link_model(LinkKind::NvSwitch),
-                                           default_link_model(LinkKind::Pcie), default_link_model(LinkKind::InfiniBand),
-                                           default_link_model(LinkKind::Ethernet)};
+  std::array<LinkModel, 5> link_models_ = {
+      default_link_model(LinkKind::NvLink), default_link_model(LinkKind::NvSwitch),
+      default_link_model(LinkKind::Pcie), default_link_model(LinkKind::InfiniBand),
+      default_link_model(LinkKind::Ethernet)};
   std::vector<VertexId> gpus_;
-  std::vector<int> nic_index_;              // per vertex: index of a NIC among its node's NICs, else -1
+  std::vector<int> nic_index_;  // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;
   int num_nodes_ = 0;
 };

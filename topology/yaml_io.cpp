@@ -28,7 +28,8 @@ std::string scalar(const Where& w, const YAML::Node& parent, const char* key, co
   return node.Scalar();
 }
 
-int integer(const Where& w, const YAML::Node& parent, const char* key, const std::string& field, int min_value) {
+int integer(const Where& w, const YAML::Node& parent, const char* key, const std::string& field,
+            int min_value) {
   const std::string text = scalar(w, parent, key, field);
   int value = 0;
   try {
@@ -43,7 +44,8 @@ int integer(const Where& w, const YAML::Node& parent, const char* key, const std
 }
 
 template <typename Parse>
-auto with_units(const Where& w, const YAML::Node& parent, const char* key, const std::string& field, Parse parse) {
+auto with_units(const Where& w, const YAML::Node& parent, const char* key, const std::string& field,
+                Parse parse) {
   const std::string text = scalar(w, parent, key, field);
   try {
     return parse(text);
@@ -52,16 +54,18 @@ auto with_units(const Where& w, const YAML::Node& parent, const char* key, const
   }
 }
 
-void check_keys(const Where& w, const YAML::Node& map, const std::string& field, const std::set<std::string>& allowed,
-                const std::string& valid) {
+void check_keys(const Where& w, const YAML::Node& map, const std::string& field,
+                const std::set<std::string>& allowed, const std::string& valid) {
   if (!map.IsMap()) w.fail(map, field, fmt::format("expected a mapping with keys {}", valid));
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
-    if (!allowed.count(key)) w.fail(kv.first, field + "." + key, fmt::format("unknown field (valid: {})", valid));
+    if (!allowed.count(key))
+      w.fail(kv.first, field + "." + key, fmt::format("unknown field (valid: {})", valid));
   }
 }
 
-// Shortest text that parses back to exactly `value`: a unit form when it round-trips, else plain SI base units.
+// Shortest text that parses back to exactly `value`: a unit form when it round-trips, else plain SI base
+// units.
 template <typename Parse>
 std::string exact_text(double value, double unit, const char* suffix, const char* base_suffix, Parse parse) {
   std::string pretty = fmt::format("{}{}", value / unit, suffix);
@@ -80,11 +84,13 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
-  check_keys(w, root, "topology", {"name", "vertices", "links", "link_models"}, "name, vertices, links, link_models");
+  check_keys(w, root, "topology", {"name", "vertices", "links", "link_models"},
+             "name, vertices, links, link_models");
 
   Topology t(root["name"] ? scalar(w, root, "name", "name") : std::string("unnamed"));
   const YAML::Node vertices = root["vertices"];
-  if (!vertices || !vertices.IsSequence()) w.fail(vertices ? vertices : root, "vertices", "expected a list of vertices");
+  if (!vertices || !vertices.IsSequence())
+    w.fail(vertices ? vertices : root, "vertices", "expected a list of vertices");
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     const YAML::Node v = vertices[i];
     const std::string field = fmt::format("vertices[{}]", i);
@@ -94,14 +100,17 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     if (vx.name.empty()) w.fail(v["name"], field + ".name", "must not be empty");
     const std::string kind = scalar(w, v, "kind", field + ".kind");
     auto parsed = parse_vertex_kind(kind);
-    if (!parsed) w.fail(v["kind"], field + ".kind", fmt::format("unknown kind '{}' (valid: {})", kind, kVertexKindNames));
+    if (!parsed)
+      w.fail(v["kind"], field + ".kind",
+             fmt::format("unknown kind '{}' (valid: {})", kind, kVertexKindNames));
     vx.kind = *parsed;
     if (v["node"]) vx.node = integer(w, v, "node", field + ".node", 0);
     if (v["local_rank"]) vx.local_rank = integer(w, v, "local_rank", field + ".local_rank", 0);
     if (vx.kind == VertexKind::Gpu && (vx.node < 0 || vx.local_rank < 0)) {
       w.fail(v, field, "a gpu needs 'node' and 'local_rank'");
     }
-    if (t.find(vx.name)) w.fail(v["name"], field + ".name", fmt::format("duplicate vertex name '{}'", vx.name));
+    if (t.find(vx.name))
+      w.fail(v["name"], field + ".name", fmt::format("duplicate vertex name '{}'", vx.name));
     try {
       t.add_vertex(vx);
     } catch (const ConfigError& e) {
@@ -114,7 +123,8 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
   for (std::size_t i = 0; i < links.size(); ++i) {
     const YAML::Node l = links[i];
     const std::string field = fmt::format("links[{}]", i);
-    check_keys(w, l, field, {"from", "to", "kind", "bandwidth", "latency"}, "from, to, kind, bandwidth, latency");
+    check_keys(w, l, field, {"from", "to", "kind", "bandwidth", "latency"},
+               "from, to, kind, bandwidth, latency");
     auto endpoint = [&](const char* key) {
       const std::string name = scalar(w, l, key, field + "." + key);
       auto v = t.find(name);
@@ -125,7 +135,8 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     if (a == b) w.fail(l, field, "a link must join two different vertices");
     const std::string kind = scalar(w, l, "kind", field + ".kind");
     auto parsed = parse_link_kind(kind);
-    if (!parsed) w.fail(l["kind"], field + ".kind", fmt::format("unknown kind '{}' (valid: {})", kind, kLinkKindNames));
+    if (!parsed)
+      w.fail(l["kind"], field + ".kind", fmt::format("unknown kind '{}' (valid: {})", kind, kLinkKindNames));
     const double bandwidth = with_units(w, l, "bandwidth", field + ".bandwidth", parse_bandwidth_Bps);
     const double latency = l["latency"] ? with_units(w, l, "latency", field + ".latency", parse_time_s) : 0.0;
     t.add_link(a, b, *parsed, bandwidth, latency);
@@ -175,26 +186,28 @@ std::string dump_topology_yaml(const Topology& t) {
   out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
   for (VertexId v = 0; v < t.num_vertices(); ++v) {
     const Vertex& vx = t.vertex(v);
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << vx.name << YAML::Key << "kind"
-        << YAML::Value << std::string(to_string(vx.kind));
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << vx.name << YAML::Key
+        << "kind" << YAML::Value << std::string(to_string(vx.kind));
     if (vx.node >= 0) out << YAML::Key << "node" << YAML::Value << vx.node;
     if (vx.local_rank >= 0) out << YAML::Key << "local_rank" << YAML::Value << vx.local_rank;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
   for (const Link& l : t.links()) {
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << t.vertex(l.a).name << YAML::Key
-        << "to" << YAML::Value << t.vertex(l.b).name << YAML::Key << "kind" << YAML::Value
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << t.vertex(l.a).name
+        << YAML::Key << "to" << YAML::Value << t.vertex(l.b).name << YAML::Key << "kind" << YAML::Value
         << std::string(to_string(l.kind)) << YAML::Key << "bandwidth" << YAML::Value
         << exact_text(l.bandwidth_Bps, 1e9, "GB/s", "B/s", parse_bandwidth_Bps) << YAML::Key << "latency"
         << YAML::Value << exact_text(l.latency_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::Key << "link_models" << YAML::Value << YAML::BeginMap;
-  for (LinkKind kind : {LinkKind::NvLink, LinkKind::NvSwitch, LinkKind::Pcie, LinkKind::InfiniBand, LinkKind::Ethernet}) {
+  for (LinkKind kind :
+       {LinkKind::NvLink, LinkKind::NvSwitch, LinkKind::Pcie, LinkKind::InfiniBand, LinkKind::Ethernet}) {
     const LinkModel& m = t.link_model(kind);
-    out << YAML::Key << std::string(to_string(kind)) << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-        << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key << "overhead" << YAML::Value
-        << exact_text(m.overhead_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
+    out << YAML::Key << std::string(to_string(kind)) << YAML::Value << YAML::Flow << YAML::BeginMap
+        << YAML::Key << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key
+        << "overhead" << YAML::Value << exact_text(m.overhead_s, 1e-9, "ns", "s", parse_time_s)
+        << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

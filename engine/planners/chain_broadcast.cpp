@@ -5,7 +5,8 @@
 
 namespace cclab::planners {
 
-Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains, std::uint64_t chunk_size) {
+Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains,
+                         std::uint64_t chunk_size) {
   Schedule s = empty_schedule(spec, "chain");
   const int channels = static_cast<int>(chains.size());
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
@@ -25,7 +26,8 @@ Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vect
           rounds,
           [&](int k) {
             const Chunk out = output(k);
-            have[k] = prev < 0 ? b.copy(Chunk{Buffer::Input, out.offset, out.count}, out, {}, c) : b.recv(prev, c, out);
+            have[k] = prev < 0 ? b.copy(Chunk{Buffer::Input, out.offset, out.count}, out, {}, c)
+                               : b.recv(prev, c, out);
           },
           [&](int k) {
             if (next >= 0) b.send(next, c, output(k), {have[k]});

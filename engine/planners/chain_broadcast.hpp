@@ -12,6 +12,7 @@
 namespace cclab::planners {
 
 // chains[c] lists all ranks, starting at the root.
-Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains, std::uint64_t chunk_elems);
+Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains,
+                         std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

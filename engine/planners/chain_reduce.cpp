@@ -5,11 +5,13 @@
 
 namespace cclab::planners {
 
-Schedule chain_reduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains, std::uint64_t chunk_size) {
+Schedule chain_reduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains,
+                      std::uint64_t chunk_size) {
   Schedule s = empty_schedule(spec, "chain");
   const int channels = static_cast<int>(chains.size());
   const int rounds = chunk_rounds(partition(spec.count, channels, 0).count, chunk_size);
-  for (auto& p : s.ranks) p.scratch_count = spec.count;
+  for (auto& p : s.ranks)
+    p.scratch_count = spec.count;
   std::vector<OpId> reduced(rounds);
   for (int c = 0; c < channels; ++c) {
     const auto& chain = chains[c];
@@ -25,12 +27,16 @@ Schedule chain_reduce(const CollectiveSpec& spec, const std::vector<std::vector<
       pipeline(
           rounds,
           [&](int k) {
-            if (first && root) b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
-            else if (!first) reduced[k] = b.recv_reduce(chain[i - 1], c, chunk(Buffer::Input, k), chunk(sum, k));
+            if (first && root)
+              b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
+            else if (!first)
+              reduced[k] = b.recv_reduce(chain[i - 1], c, chunk(Buffer::Input, k), chunk(sum, k));
           },
           [&](int k) {
-            if (first && !root) b.send(chain[i + 1], c, chunk(Buffer::Input, k));
-            else if (!first && !root) b.send(chain[i + 1], c, chunk(sum, k), {reduced[k]});
+            if (first && !root)
+              b.send(chain[i + 1], c, chunk(Buffer::Input, k));
+            else if (!first && !root)
+              b.send(chain[i + 1], c, chunk(sum, k), {reduced[k]});
           });
     }
   }

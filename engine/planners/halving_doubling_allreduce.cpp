@@ -8,7 +8,8 @@ Schedule halving_doubling_allreduce(const CollectiveSpec& spec) {
   Schedule s = empty_schedule(spec, "halving_doubling");
   const int world = spec.world_size;
   int pow2 = 1;
-  while (pow2 * 2 <= world) pow2 *= 2;
+  while (pow2 * 2 <= world)
+    pow2 *= 2;
   const int extra = world - pow2;  // ranks 0..2*extra-1 pair up before and after
   const ElemRange all{0, spec.count};
   auto in = [](ElemRange e) { return Chunk{Buffer::Input, e.offset, e.count}; };
@@ -52,8 +53,9 @@ Schedule halving_doubling_allreduce(const CollectiveSpec& spec) {
     for (int level = static_cast<int>(half_sends.size()) - 1, mask = 1; level >= 0; --level, mask *= 2) {
       const int partner = rank_of(v ^ mask);
       const ElemRange mine = kept[level + 1], parent = kept[level];
-      const ElemRange theirs = mine.offset == parent.offset ? ElemRange{mine.end(), parent.end() - mine.end()}
-                                                            : ElemRange{parent.offset, mine.offset - parent.offset};
+      const ElemRange theirs = mine.offset == parent.offset
+                                   ? ElemRange{mine.end(), parent.end() - mine.end()}
+                                   : ElemRange{parent.offset, mine.offset - parent.offset};
       last_send = b.send(partner, 0, out(mine), {last_recv});
       // The partner's half overwrites what this rank sent away while halving: wait for that send.
       last_recv = b.recv(partner, 0, out(theirs), {half_sends[level], last_recv});

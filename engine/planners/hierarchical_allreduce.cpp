@@ -15,7 +15,8 @@ Schedule hierarchical_allreduce(const CollectiveSpec& spec, const std::vector<st
   const int nodes = static_cast<int>(groups.size());
   CCLAB_ENFORCE(nodes >= 1, "hierarchical allreduce needs at least one node");
   const int per_node = static_cast<int>(groups[0].size());
-  for (const auto& g : groups) CCLAB_ENFORCE(static_cast<int>(g.size()) == per_node, "nodes differ in GPU count");
+  for (const auto& g : groups)
+    CCLAB_ENFORCE(static_cast<int>(g.size()) == per_node, "nodes differ in GPU count");
 
   Schedule s = empty_schedule(spec, "hierarchical");
   s.params["inter"] = inter == InterAlgorithm::Ring ? "ring" : "tree";
@@ -40,11 +41,13 @@ Schedule hierarchical_allreduce(const CollectiveSpec& spec, const std::vector<st
     across.world_size = nodes;
     across.collective = Collective::AllReduce;
     across.count = block(local).count;
-    const Schedule ar = inter == InterAlgorithm::Ring
-                            ? ring_allreduce(across, identity_rings(nodes, channels), chunk_elems)
-                            : tree_allreduce(across, singleton_groups(nodes), std::max(2, channels), chunk_elems);
+    const Schedule ar =
+        inter == InterAlgorithm::Ring
+            ? ring_allreduce(across, identity_rings(nodes, channels), chunk_elems)
+            : tree_allreduce(across, singleton_groups(nodes), std::max(2, channels), chunk_elems);
     std::vector<int> peers;
-    for (const auto& g : groups) peers.push_back(g[local]);
+    for (const auto& g : groups)
+      peers.push_back(g[local]);
     composer.append(ar, peers, [&](int, Buffer) { return Placement{Buffer::Output, block(local).offset}; });
   }
   composer.next_phase();

@@ -1,9 +1,10 @@
 // Hierarchical allreduce, composed from sub-schedules (engine/compose.hpp), for N nodes of g GPUs:
 //   1. ring reduce_scatter inside each node: local rank l ends with block l (S/g) reduced over the node;
-//   2. allreduce of block l among the N GPUs of local rank l, one per node (ring or double binary tree), in place;
+//   2. allreduce of block l among the N GPUs of local rank l, one per node (ring or double binary tree), in
+//   place;
 //   3. ring allgather inside each node.
-// All g GPUs of a node talk to the network at once, each through its own NIC (Horovod's hierarchical allreduce;
-// NCCL's rail-aligned inter-node rings; UCC's split-rail).
+// All g GPUs of a node talk to the network at once, each through its own NIC (Horovod's hierarchical
+// allreduce; NCCL's rail-aligned inter-node rings; UCC's split-rail).
 //   Steps:          2(g-1) intra + inter (ring: 2(N-1); tree: 2·depth) per chunk.
 //   Bytes per rank: 2(g-1)/g · S on NVLink/PCIe + 2(N-1)/N · S/g on the network (ring inter).
 //   α-β cost:       2(g-1)(α_l + S/(g·B_l)) + 2(N-1)(α_r + S/(N·g·B_r)) + γ terms.

@@ -15,7 +15,7 @@
 
 namespace cclab::planners {
 
-Schedule leader_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups, int channels,
-                          std::uint64_t chunk_elems);
+Schedule leader_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                          int channels, std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

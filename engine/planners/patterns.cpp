@@ -15,7 +15,8 @@ std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
 
 std::vector<std::vector<int>> singleton_groups(int world_size) {
   std::vector<std::vector<int>> groups;
-  for (int r = 0; r < world_size; ++r) groups.push_back({r});
+  for (int r = 0; r < world_size; ++r)
+    groups.push_back({r});
   return groups;
 }
 
@@ -25,7 +26,8 @@ std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int
   for (int c = 0; c < channels; ++c) {
     for (const auto& group : groups) {
       const std::size_t g = group.size();
-      for (std::size_t j = 0; j < g; ++j) rings[c].push_back(group[(j + c) % g]);
+      for (std::size_t j = 0; j < g; ++j)
+        rings[c].push_back(group[(j + c) % g]);
     }
   }
   return rings;
@@ -33,7 +35,8 @@ std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int
 
 std::vector<std::vector<int>> identity_rings(int world_size, int channels) {
   std::vector<int> ring(world_size);
-  for (int r = 0; r < world_size; ++r) ring[r] = r;
+  for (int r = 0; r < world_size; ++r)
+    ring[r] = r;
   return std::vector<std::vector<int>>(channels, ring);
 }
 
@@ -41,7 +44,8 @@ int Tree::depth() const {
   int best = 0;
   for (std::size_t r = 0; r < parent.size(); ++r) {
     int d = 0;
-    for (int x = static_cast<int>(r); parent[x] >= 0; x = parent[x]) ++d;
+    for (int x = static_cast<int>(r); parent[x] >= 0; x = parent[x])
+      ++d;
     best = std::max(best, d);
   }
   return best;
@@ -51,8 +55,10 @@ Tree tree_from_parents(std::vector<int> parent) {
   Tree t;
   t.children.assign(parent.size(), {});
   for (std::size_t r = 0; r < parent.size(); ++r) {
-    if (parent[r] < 0) t.root = static_cast<int>(r);
-    else t.children[parent[r]].push_back(static_cast<int>(r));
+    if (parent[r] < 0)
+      t.root = static_cast<int>(r);
+    else
+      t.children[parent[r]].push_back(static_cast<int>(r));
   }
   t.parent = std::move(parent);
   return t;

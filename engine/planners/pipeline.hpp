@@ -1,8 +1,8 @@
-// Program order for chunk-pipelined patterns (chains and trees). Ops of one channel start in program order, so a
-// rank that wrote "receive chunk k, forward chunk k, receive chunk k+1, ..." could not post the receive of chunk
-// k+1 before chunk k had arrived, and every chunk would pay the latency again. NCCL avoids that with NCCL_STEPS = 8
-// buffer slots per connection: a sender runs up to 8 slices ahead. The same here: the receives of chunk k+8 are
-// posted before the rest of chunk k's work.
+// Program order for chunk-pipelined patterns (chains and trees). Ops of one channel start in program order,
+// so a rank that wrote "receive chunk k, forward chunk k, receive chunk k+1, ..." could not post the receive
+// of chunk k+1 before chunk k had arrived, and every chunk would pay the latency again. NCCL avoids that with
+// NCCL_STEPS = 8 buffer slots per connection: a sender runs up to 8 slices ahead. The same here: the receives
+// of chunk k+8 are posted before the rest of chunk k's work.
 #pragma once
 
 namespace cclab::planners {

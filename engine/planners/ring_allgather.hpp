@@ -10,6 +10,7 @@
 
 namespace cclab::planners {
 
-Schedule ring_allgather(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings, std::uint64_t chunk_elems);
+Schedule ring_allgather(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
+                        std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

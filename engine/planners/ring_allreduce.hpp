@@ -1,8 +1,8 @@
 // Ring allreduce = ring reduce-scatter + ring allgather (Patarasuk & Yuan 2009; NCCL's ring; Horovod's
 // ring-allreduce), chunked and multi-channel (engine/planners/ring_pattern.hpp).
-//   Steps:         2(P-1) communication steps per chunk; with K chunks per block the pipeline takes 2(P-1)+K-1.
-//   Bytes per rank: 2(P-1)/P · S sent (and received), S the buffer size; exact when P divides the element count.
-//   α-β cost:      2(P-1)·(α + S/(P·B)) + (P-1)/P · S·γ.
+//   Steps:         2(P-1) communication steps per chunk; with K chunks per block the pipeline takes
+//   2(P-1)+K-1. Bytes per rank: 2(P-1)/P · S sent (and received), S the buffer size; exact when P divides the
+//   element count. α-β cost:      2(P-1)·(α + S/(P·B)) + (P-1)/P · S·γ.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,7 @@
 namespace cclab::planners {
 
 // rings[c]: the ring order of channel c (a permutation of 0..P-1).
-Schedule ring_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings, std::uint64_t chunk_elems);
+Schedule ring_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
+                        std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

@@ -5,8 +5,8 @@
 
 namespace cclab::planners {
 
-void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPasses passes, std::uint64_t count,
-               std::uint64_t chunk_size, const RingRoles& roles) {
+void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPasses passes,
+               std::uint64_t count, std::uint64_t chunk_size, const RingRoles& roles) {
   const int world = s.spec.world_size;
   const int channels = static_cast<int>(rings.size());
   CCLAB_ENFORCE(channels >= 1, "a ring needs at least one channel");
@@ -17,7 +17,8 @@ void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPass
   for (int c = 0; c < channels; ++c) {
     CCLAB_ENFORCE(static_cast<int>(rings[c].size()) == world, "ring {} has {} ranks for a world of {}", c,
                   rings[c].size(), world);
-    for (int i = 0; i < world; ++i) pos[c][rings[c][i]] = i;
+    for (int i = 0; i < world; ++i)
+      pos[c][rings[c][i]] = i;
   }
 
   std::vector<OpId> last(static_cast<std::size_t>(world) * rounds);  // last op touching (block, chunk)
@@ -31,14 +32,18 @@ void emit_ring(Schedule& s, const std::vector<std::vector<int>>& rings, RingPass
         const int owner = ring[(block - 1 + world) % world];
         return partition(partition(partition(count, world, owner), channels, c), rounds, k);
       };
-      auto slot = [&](int block, int k) -> OpId& { return last[static_cast<std::size_t>(block) * rounds + k]; };
+      auto slot = [&](int block, int k) -> OpId& {
+        return last[static_cast<std::size_t>(block) * rounds + k];
+      };
       std::fill(last.begin(), last.end(), kNoOp);
 
       if (world == 1) {
         for (int k = 0; k < rounds; ++k) {
           const ElemRange e = range(0, k);
-          if (passes.reduce_scatter) b.copy(roles.contribution(r, e), roles.reduced(r, e), {}, c);
-          else b.copy(roles.reduced(r, e), roles.gathered(r, e), {}, c);
+          if (passes.reduce_scatter)
+            b.copy(roles.contribution(r, e), roles.reduced(r, e), {}, c);
+          else
+            b.copy(roles.reduced(r, e), roles.gathered(r, e), {}, c);
         }
         continue;
       }

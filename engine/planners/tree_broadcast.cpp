@@ -26,7 +26,8 @@ Schedule tree_broadcast(const CollectiveSpec& spec, int channels, std::uint64_t 
                                          : b.recv(tree.parent[r], c, out);
           },
           [&](int k) {
-            for (int child : tree.children[r]) b.send(child, c, output(k), {have[k]});
+            for (int child : tree.children[r])
+              b.send(child, c, output(k), {have[k]});
           });
     }
   }

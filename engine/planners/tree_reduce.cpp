@@ -32,8 +32,10 @@ Schedule tree_reduce(const CollectiveSpec& spec, int channels, std::uint64_t chu
                                               ChildSlots{sum_size, spec.count});
           },
           [&](int k) {
-            if (parent >= 0) b.send(parent, c, children.empty() ? chunk(Buffer::Input, k) : chunk(sum, k), {reduced[k]});
-            else if (children.empty()) b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
+            if (parent >= 0)
+              b.send(parent, c, children.empty() ? chunk(Buffer::Input, k) : chunk(sum, k), {reduced[k]});
+            else if (children.empty())
+              b.copy(chunk(Buffer::Input, k), chunk(sum, k), {}, c);
           });
     }
   }
