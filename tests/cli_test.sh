@@ -47,6 +47,8 @@ check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 
 check default-main-job 0 "256 ranks" -- "$cclab" plan
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
+check workload-show 0 "resnet50: 161 tensors, 25557032 parameters" -- "$cclab" workload show resnet50
+check workload-bad 1 "^cclab: error: unknown workload 'alexnet'" -- "$cclab" workload show alexnet
 check topology-show 0 "16 GPUs" -- "$cclab" topology show dgx_a100:2
 check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2
 "$cclab" topology dump "pcie_server:2,gpus=2,fabric=leaf_spine" -o "$dir/t.yaml"
