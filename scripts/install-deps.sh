@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # Required for the core (topology, engine, cli, tests, bench).
-core=(build-essential cmake pkg-config ccache
+core=(build-essential cmake pkg-config ccache python3
       libboost-graph-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev)
 # Backends: SimGrid (sim/), Open MPI (real/), LibTorch + Gloo headers (training loop), gnuplot (plots).
