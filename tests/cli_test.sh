@@ -48,6 +48,10 @@ check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 check default-main-job 0 "256 ranks" -- "$cclab" plan
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
 check workload-show 0 "resnet50: 161 tensors, 25557032 parameters" -- "$cclab" workload show resnet50
+check predict-small 0 "16 auto .*wrote" -- bash -c "\"$cclab\" predict --nodes 1,2 --out \"$dir/pred\" | tr '\n' ' '"
+check predict-csv 0 "^gpus,algorithm,step_ms" -- head -1 "$dir/pred/predict.csv"
+check predict-json 0 "rows: 8" -- python3 -c "import json; print('rows:', len(json.load(open('$dir/pred/predict.json'))))"
+check predict-bad-gpu 1 "^cclab: error: no default compute profile" -- "$cclab" predict --gpu v100
 check workload-bad 1 "^cclab: error: unknown workload 'alexnet'" -- "$cclab" workload show alexnet
 check topology-show 0 "16 GPUs" -- "$cclab" topology show dgx_a100:2
 check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2
