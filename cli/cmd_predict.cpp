@@ -60,12 +60,15 @@ void run_predict(const PredictArgs& args) {
   const Workload workload = make_workload(args.workload);
   ComputeProfile compute;
   if (!default_compute(args.workload, args.gpu, compute)) {
-    throw ConfigError(fmt::format("no default compute profile for {} on {} (known: resnet50/resnet101/bert_large on "
-                                  "a100, resnet50 on h100)", args.workload, args.gpu));
+    throw ConfigError(
+        fmt::format("no default compute profile for {} on {} (known: resnet50/resnet101/bert_large on "
+                    "a100, resnet50 on h100)",
+                    args.workload, args.gpu));
   }
   if (args.backend != "ab" && args.backend != "sim") throw ConfigError("--backend must be ab or sim");
 #if !CCLAB_HAVE_SIMGRID
-  if (args.backend == "sim") throw ConfigError("--backend sim needs cclab built with SimGrid (libsimgrid-dev)");
+  if (args.backend == "sim")
+    throw ConfigError("--backend sim needs cclab built with SimGrid (libsimgrid-dev)");
 #endif
   FusionPolicy fusion;
   try {
@@ -115,7 +118,8 @@ void run_predict(const PredictArgs& args) {
       std::map<std::string, int> counts;
       for (const Bucket& b : row.p.buckets)
         if (!b.algorithm.empty()) ++counts[b.algorithm];
-      for (const auto& [name, n] : counts) row.used += fmt::format("{}{}x{}", row.used.empty() ? "" : ",", name, n);
+      for (const auto& [name, n] : counts)
+        row.used += fmt::format("{}{}x{}", row.used.empty() ? "" : ",", name, n);
       rows.push_back(row);
     }
   }
@@ -125,30 +129,37 @@ void run_predict(const PredictArgs& args) {
   csv << "gpus,algorithm,step_ms,comm_ms,exposed_ms,samples_per_s,speedup,efficiency,buckets\n";
   nlohmann::json json = nlohmann::json::array();
   for (const Row& r : rows) {
-    csv << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.1f},{:.2f},{:.4f},{}\n", r.gpus, r.algorithm, r.p.step_s * 1e3,
-                       r.p.communication_s * 1e3, r.p.exposed_s * 1e3, r.p.samples_per_s, r.p.speedup, r.p.efficiency,
-                       r.used);
-    json.push_back({{"gpus", r.gpus}, {"algorithm", r.algorithm}, {"step_s", r.p.step_s},
-                    {"communication_s", r.p.communication_s}, {"exposed_s", r.p.exposed_s},
-                    {"samples_per_s", r.p.samples_per_s}, {"speedup", r.p.speedup}, {"efficiency", r.p.efficiency},
-                    {"bucket_algorithms", r.used}, {"buckets", r.p.buckets.size()}});
+    csv << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.1f},{:.2f},{:.4f},{}\n", r.gpus, r.algorithm,
+                       r.p.step_s * 1e3, r.p.communication_s * 1e3, r.p.exposed_s * 1e3, r.p.samples_per_s,
+                       r.p.speedup, r.p.efficiency, r.used);
+    json.push_back({{"gpus", r.gpus},
+                    {"algorithm", r.algorithm},
+                    {"step_s", r.p.step_s},
+                    {"communication_s", r.p.communication_s},
+                    {"exposed_s", r.p.exposed_s},
+                    {"samples_per_s", r.p.samples_per_s},
+                    {"speedup", r.p.speedup},
+                    {"efficiency", r.p.efficiency},
+                    {"bucket_algorithms", r.used},
+                    {"buckets", r.p.buckets.size()}});
   }
   if (args.format == "csv") {
     fmt::print("{}", csv.str());
   } else if (args.format == "json") {
     fmt::print("{}\n", json.dump(2));
   } else {
-    fmt::print("# {} on {} nodes ({} GPU compute defaults: {:.1f} ms forward+backward per {}-sample batch), {} "
-               "buckets of {}{}, allreduce times from {}\n",
-               workload.name, args.topology, args.gpu, (compute.forward_s + compute.backward_s) * 1e3,
-               compute.batch_per_gpu, make_buckets(workload, fusion, args.fp16 ? DType::F16 : DType::F32).size(),
-               args.fusion, args.fp16 ? " (fp16)" : "", args.backend == "sim" ? "SimGrid" : "the α-β model");
+    fmt::print(
+        "# {} on {} nodes ({} GPU compute defaults: {:.1f} ms forward+backward per {}-sample batch), {} "
+        "buckets of {}{}, allreduce times from {}\n",
+        workload.name, args.topology, args.gpu, (compute.forward_s + compute.backward_s) * 1e3,
+        compute.batch_per_gpu, make_buckets(workload, fusion, args.fp16 ? DType::F16 : DType::F32).size(),
+        args.fusion, args.fp16 ? " (fp16)" : "", args.backend == "sim" ? "SimGrid" : "the α-β model");
     fmt::print("{:>6} {:<14} {:>10} {:>10} {:>11} {:>12} {:>8} {:>10}  {}\n", "GPUs", "algorithm", "step(ms)",
                "comm(ms)", "exposed(ms)", "samples/s", "speedup", "efficiency", "buckets");
     for (const Row& r : rows) {
-      fmt::print("{:>6} {:<14} {:>10.2f} {:>10.2f} {:>11.2f} {:>12.0f} {:>8.1f} {:>9.1f}%  {}\n", r.gpus, r.algorithm,
-                 r.p.step_s * 1e3, r.p.communication_s * 1e3, r.p.exposed_s * 1e3, r.p.samples_per_s, r.p.speedup,
-                 100 * r.p.efficiency, r.used);
+      fmt::print("{:>6} {:<14} {:>10.2f} {:>10.2f} {:>11.2f} {:>12.0f} {:>8.1f} {:>9.1f}%  {}\n", r.gpus,
+                 r.algorithm, r.p.step_s * 1e3, r.p.communication_s * 1e3, r.p.exposed_s * 1e3,
+                 r.p.samples_per_s, r.p.speedup, 100 * r.p.efficiency, r.used);
     }
   }
   if (!args.out.empty()) {
@@ -163,19 +174,23 @@ void run_predict(const PredictArgs& args) {
 
 void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
-  auto* cmd = app.add_subcommand("predict", "Predict data-parallel training step time and scaling efficiency");
+  auto* cmd =
+      app.add_subcommand("predict", "Predict data-parallel training step time and scaling efficiency");
   cmd->add_option("--workload", args->workload, std::string("workload: ") + std::string(kWorkloadNames))
       ->capture_default_str();
   cmd->add_option("--gpu", args->gpu, "GPU of the compute-time defaults (a100, h100)")->capture_default_str();
   cmd->add_option("--topology", args->topology, "preset name, optionally with keys: dgx_h100,fabric=rail")
       ->capture_default_str();
   cmd->add_option("--nodes", args->nodes, "node counts to sweep")->delimiter(',')->capture_default_str();
-  cmd->add_option("--algo", args->algorithms, "allreduce algorithms to compare")->delimiter(',')->capture_default_str();
+  cmd->add_option("--algo", args->algorithms, "allreduce algorithms to compare")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--fusion", args->fusion, "bucket size (DDP's bucket_cap)")->capture_default_str();
   cmd->add_flag("--fp16", args->fp16, "fp16 gradient compression (half the bytes)");
   cmd->add_option("--backend", args->backend, "allreduce times from ab (α-β model) or sim (SimGrid)")
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))
+  cmd->add_option("--format", args->format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   cmd->add_option("--out", args->out, "also write predict.csv and predict.json to DIR");
   cmd->callback([args] { run_predict(*args); });

@@ -11,7 +11,8 @@ void add_workload_command(CLI::App& app) {
   cmd->require_subcommand(1);
   auto name = std::make_shared<std::string>("resnet50");
   auto* show = cmd->add_subcommand("show", "Print every gradient tensor and the totals");
-  show->add_option("name", *name, std::string("workload: ") + std::string(kWorkloadNames))->capture_default_str();
+  show->add_option("name", *name, std::string("workload: ") + std::string(kWorkloadNames))
+      ->capture_default_str();
   show->callback([name] {
     const Workload w = make_workload(*name);
     fmt::print("{:>5}  {:<48} {:>14}\n", "#", "tensor", "elements");

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/units.hpp"
 
 namespace cclab {
@@ -20,19 +21,6 @@ constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypes{
     {{DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"}}};
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps{
     {{ReduceOp::Sum, "sum"}, {ReduceOp::Avg, "avg"}, {ReduceOp::Min, "min"}, {ReduceOp::Max, "max"}}};
-
-template <typename E, std::size_t N>
-std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (auto [v, name] : table)
-    if (v == value) return name;
-  return "?";
-}
-template <typename E, std::size_t N>
-std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text) {
-  for (auto [v, name] : table)
-    if (name == text) return v;
-  return std::nullopt;
-}
 
 }  // namespace
 

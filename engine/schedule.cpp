@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -28,24 +29,16 @@ std::string format_chunk(const Chunk& c) {
 }  // namespace
 
 std::string_view to_string(OpKind kind) {
-  for (auto [k, name] : kOpKinds)
-    if (k == kind) return name;
-  return "?";
+  return name_of(kOpKinds, kind);
 }
 std::string_view to_string(Buffer buffer) {
-  for (auto [b, name] : kBuffers)
-    if (b == buffer) return name;
-  return "?";
+  return name_of(kBuffers, buffer);
 }
 std::optional<OpKind> parse_op_kind(std::string_view text) {
-  for (auto [k, name] : kOpKinds)
-    if (name == text) return k;
-  return std::nullopt;
+  return value_of(kOpKinds, text);
 }
 std::optional<Buffer> parse_buffer(std::string_view text) {
-  for (auto [b, name] : kBuffers)
-    if (name == text) return b;
-  return std::nullopt;
+  return value_of(kBuffers, text);
 }
 
 OpId Program::add(Op op, std::span<const OpId> op_deps) {

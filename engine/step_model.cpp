@@ -57,7 +57,8 @@ std::vector<Bucket> make_buckets(const Workload& w, const FusionPolicy& fusion, 
 StepPrediction predict_step(const Workload& w, const ComputeProfile& compute, const FusionPolicy& fusion,
                             int world_size, const CollectiveTimer& timer) {
   if (world_size < 1) throw ConfigError("predict: the world needs at least one GPU");
-  if (compute.batch_per_gpu < 1 || compute.forward_s < 0 || compute.backward_s < 0 || compute.optimizer_s < 0) {
+  if (compute.batch_per_gpu < 1 || compute.forward_s < 0 || compute.backward_s < 0 ||
+      compute.optimizer_s < 0) {
     throw ConfigError("predict: compute times must be >= 0 and the batch >= 1");
   }
   const DType dtype = fusion.fp16_compression ? DType::F16 : DType::F32;
@@ -66,7 +67,8 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& compute, co
   const double total = static_cast<double>(std::max<std::uint64_t>(1, w.total_elements()));
   // Ready time of a tensor: backward covers parameters from the last tensor towards the first.
   std::vector<double> covered_after(w.tensors.size() + 1, 0.0);
-  for (std::size_t k = w.tensors.size(); k-- > 0;) covered_after[k] = covered_after[k + 1] + w.tensors[k].elements;
+  for (std::size_t k = w.tensors.size(); k-- > 0;)
+    covered_after[k] = covered_after[k + 1] + w.tensors[k].elements;
   double stream_free = 0;
   for (Bucket& b : p.buckets) {
     b.ready_s = compute.forward_s + compute.backward_s * covered_after[b.last_tensor] / total;
@@ -85,7 +87,8 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& compute, co
     p.communication_s += duration;
   }
   p.compute_s = compute.forward_s + compute.backward_s + compute.optimizer_s;
-  p.step_s = compute.forward_s + std::max(compute.backward_s, stream_free - compute.forward_s) + compute.optimizer_s;
+  p.step_s =
+      compute.forward_s + std::max(compute.backward_s, stream_free - compute.forward_s) + compute.optimizer_s;
   p.exposed_s = p.step_s - p.compute_s;
   p.samples_per_s = world_size * compute.batch_per_gpu / p.step_s;
   const double single = compute.batch_per_gpu / p.compute_s;

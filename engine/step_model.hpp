@@ -1,12 +1,12 @@
-// The data-parallel training step as a what-if: backward produces gradients in reverse registration order, they
-// are fused into buckets, and each bucket's allreduce goes out in order on one stream, overlapped with the rest of
-// backward (PyTorch DDP; Horovod's tensor fusion). step = forward + max(backward, end of the last allreduce) +
-// optimizer. The allreduce time of a bucket comes from a timer (the α-β model or the simulator) on the engine's own
-// verified schedule for that bucket.
+// The data-parallel training step as a what-if: backward produces gradients in reverse registration order,
+// they are fused into buckets, and each bucket's allreduce goes out in order on one stream, overlapped with
+// the rest of backward (PyTorch DDP; Horovod's tensor fusion). step = forward + max(backward, end of the last
+// allreduce) + optimizer. The allreduce time of a bucket comes from a timer (the α-β model or the simulator)
+// on the engine's own verified schedule for that bucket.
 //
 // Simplifications, stated: a tensor's gradient is ready when backward has covered its share of the parameters
-// (backward time split in proportion to parameter count, last tensors first); fusion is greedy in ready order up to
-// the threshold (DDP: 25 MiB, the first bucket 1 MiB; Horovod: 64 MiB), without Horovod's cycle time.
+// (backward time split in proportion to parameter count, last tensors first); fusion is greedy in ready order
+// up to the threshold (DDP: 25 MiB, the first bucket 1 MiB; Horovod: 64 MiB), without Horovod's cycle time.
 #pragma once
 
 #include <functional>
@@ -25,19 +25,20 @@ struct ComputeProfile {
   int batch_per_gpu = 1;
 };
 
-// Defaults for a few workload/GPU pairs, from published per-GPU training throughput (marked as defaults: measure
-// yours). Returns false when there is no entry.
+// Defaults for a few workload/GPU pairs, from published per-GPU training throughput (marked as defaults:
+// measure yours). Returns false when there is no entry.
 bool default_compute(const std::string& workload, const std::string& gpu, ComputeProfile& out);
 
 struct FusionPolicy {
-  std::uint64_t threshold_bytes = 25ULL << 20;     // DDP bucket_cap_mb = 25
+  std::uint64_t threshold_bytes = 25ULL << 20;    // DDP bucket_cap_mb = 25
   std::uint64_t first_bucket_bytes = 1ULL << 20;  // DDP's first bucket
   bool fp16_compression = false;                  // allreduce f16 gradients (half the bytes)
 };
 
 struct Bucket {
   std::uint64_t elements = 0;
-  std::size_t first_tensor = 0, last_tensor = 0;  // registration indices covered (first >= last: reverse order)
+  std::size_t first_tensor = 0,
+              last_tensor = 0;  // registration indices covered (first >= last: reverse order)
   double ready_s = 0, start_s = 0, end_s = 0;
   std::string algorithm;
 };
@@ -57,7 +58,7 @@ struct StepPrediction {
 using CollectiveTimer = std::function<double(const CollectiveSpec& spec, std::string& algorithm)>;
 
 std::vector<Bucket> make_buckets(const Workload& workload, const FusionPolicy& fusion, DType dtype);
-StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute, const FusionPolicy& fusion,
-                            int world_size, const CollectiveTimer& timer);
+StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
+                            const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer);
 
 }  // namespace cclab

@@ -14,7 +14,8 @@ namespace {
 class Builder {
  public:
   explicit Builder(std::string name) { w_.name = std::move(name); }
-  void conv(const std::string& name, std::uint64_t in, std::uint64_t out, std::uint64_t k, bool bias = false) {
+  void conv(const std::string& name, std::uint64_t in, std::uint64_t out, std::uint64_t k,
+            bool bias = false) {
     add(name + ".weight", in * out * k * k);
     if (bias) add(name + ".bias", out);
   }
@@ -37,7 +38,8 @@ class Builder {
 
 std::uint64_t Workload::total_elements() const {
   std::uint64_t n = 0;
-  for (const Tensor& t : tensors) n += t.elements;
+  for (const Tensor& t : tensors)
+    n += t.elements;
   return n;
 }
 
@@ -92,7 +94,8 @@ Workload vgg16() {
 }
 
 Workload bert_large() {
-  // Devlin et al. 2019: 24 layers, hidden 1024, 16 heads, FFN 4096, WordPiece vocabulary 30522, 512 positions.
+  // Devlin et al. 2019: 24 layers, hidden 1024, 16 heads, FFN 4096, WordPiece vocabulary 30522, 512
+  // positions.
   Builder b("bert_large");
   const std::uint64_t hidden = 1024, ffn = 4096;
   b.add("embeddings.word_embeddings.weight", 30522 * hidden);
@@ -101,7 +104,8 @@ Workload bert_large() {
   b.norm("embeddings.LayerNorm", hidden);
   for (int layer = 0; layer < 24; ++layer) {
     const std::string p = fmt::format("encoder.layer.{}", layer);
-    for (const char* proj : {"query", "key", "value"}) b.linear(p + ".attention.self." + proj, hidden, hidden);
+    for (const char* proj : {"query", "key", "value"})
+      b.linear(p + ".attention.self." + proj, hidden, hidden);
     b.linear(p + ".attention.output.dense", hidden, hidden);
     b.norm(p + ".attention.output.LayerNorm", hidden);
     b.linear(p + ".intermediate.dense", hidden, ffn);
@@ -149,13 +153,15 @@ Workload make_workload(std::string_view spec) {
       const auto eq = item.find('=');
       const std::string key(item.substr(0, eq));
       if (eq == std::string_view::npos || !keys.count(key)) {
-        throw ConfigError(fmt::format("workload '{}': '{}' is not one of layers=, hidden=, vocab=, seq=", spec, item));
+        throw ConfigError(
+            fmt::format("workload '{}': '{}' is not one of layers=, hidden=, vocab=, seq=", spec, item));
       }
       const std::string_view value = item.substr(eq + 1);
       int parsed = 0;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
       if (ec != std::errc() || end != value.data() + value.size() || parsed < 1) {
-        throw ConfigError(fmt::format("workload '{}': {} must be a positive integer (got '{}')", spec, key, value));
+        throw ConfigError(
+            fmt::format("workload '{}': {} must be a positive integer (got '{}')", spec, key, value));
       }
       keys[key] = parsed;
     }

@@ -1,9 +1,9 @@
-// Training workloads as the gradient tensors a data-parallel step allreduces, in registration (forward) order;
-// backward produces them in reverse. Presets are computed from the architectures layer by layer, so their totals
-// are checkable against the published parameter counts (tests/workload_test.cpp):
+// Training workloads as the gradient tensors a data-parallel step allreduces, in registration (forward)
+// order; backward produces them in reverse. Presets are computed from the architectures layer by layer, so
+// their totals are checkable against the published parameter counts (tests/workload_test.cpp):
 //   resnet50 25,557,032 · resnet101 44,549,160 · vgg16 138,357,544 · bert_large 335,141,888 (with pooler) ·
-//   gpt (GPT-2 style: tied embeddings, pre-LN blocks; gpt:layers=12,hidden=768,vocab=50257,seq=1024 is GPT-2 small,
-//   124,439,808).
+//   gpt (GPT-2 style: tied embeddings, pre-LN blocks; gpt:layers=12,hidden=768,vocab=50257,seq=1024 is GPT-2
+//   small, 124,439,808).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,7 @@ Workload gpt(int layers, int hidden, int vocab, int sequence);
 // "resnet50", "resnet101", "vgg16", "bert_large", "gpt[:layers=L,hidden=H,vocab=V,seq=S]".
 // Throws ConfigError naming the valid names or the bad key.
 Workload make_workload(std::string_view spec);
-inline constexpr std::string_view kWorkloadNames = "resnet50, resnet101, vgg16, bert_large, gpt[:layers=,hidden=,vocab=,seq=]";
+inline constexpr std::string_view kWorkloadNames =
+    "resnet50, resnet101, vgg16, bert_large, gpt[:layers=,hidden=,vocab=,seq=]";
 
 }  // namespace cclab

@@ -147,8 +147,8 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
       continue;
     }
     // Accepted: it must still be right, both ways.
-    // Accepted mutants cannot deadlock (the verifier walked them), so a stall means a bug: the generous timeout
-    // only keeps a loaded CI machine from looking like one.
+    // Accepted mutants cannot deadlock (the verifier walked them), so a stall means a bug: the generous
+    // timeout only keeps a loaded CI machine from looking like one.
     auto wrong = testing::run_and_check(s, false, 60);
     if (!wrong) wrong = testing::run_and_check(s, true, 60);
     if (wrong) {

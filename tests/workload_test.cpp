@@ -6,8 +6,8 @@
 namespace cclab {
 namespace {
 
-// Published parameter counts: torchvision resnet50/resnet101/vgg16, Hugging Face bert-large-uncased (BertModel),
-// GPT-2 small (124M, tied head).
+// Published parameter counts: torchvision resnet50/resnet101/vgg16, Hugging Face bert-large-uncased
+// (BertModel), GPT-2 small (124M, tied head).
 TEST(Workload, PresetTotalsMatchPublishedCounts) {
   EXPECT_EQ(make_workload("resnet50").total_elements(), 25'557'032u);
   EXPECT_EQ(make_workload("resnet101").total_elements(), 44'549'160u);
@@ -47,13 +47,15 @@ TEST(StepModel, BucketsFollowDdpRules) {
   const auto buckets = make_buckets(w, FusionPolicy{}, DType::F32);
   ASSERT_GE(buckets.size(), 2u);
   std::uint64_t total = 0;
-  for (const Bucket& b : buckets) total += b.elements;
+  for (const Bucket& b : buckets)
+    total += b.elements;
   EXPECT_EQ(total, w.total_elements());
   EXPECT_EQ(buckets.front().first_tensor, w.tensors.size() - 1);  // backward starts at the last tensor
   EXPECT_EQ(buckets.back().last_tensor, 0u);
-  EXPECT_GE(buckets.front().elements * 4, 1u << 20);                // the small first bucket closes at 1 MiB
+  EXPECT_GE(buckets.front().elements * 4, 1u << 20);  // the small first bucket closes at 1 MiB
   EXPECT_LT(buckets.front().elements * 4, 8u << 20);
-  for (std::size_t i = 1; i + 1 < buckets.size(); ++i) EXPECT_GE(buckets[i].elements * 4, 25u << 20);
+  for (std::size_t i = 1; i + 1 < buckets.size(); ++i)
+    EXPECT_GE(buckets[i].elements * 4, 25u << 20);
   // fp16 compression halves the bytes, so the same threshold holds twice the elements.
   EXPECT_LT(make_buckets(w, FusionPolicy{.fp16_compression = true}, DType::F16).size(), buckets.size() + 1);
 }
@@ -61,10 +63,11 @@ TEST(StepModel, BucketsFollowDdpRules) {
 TEST(StepModel, FreeCommunicationScalesPerfectly) {
   const Workload w = make_workload("resnet50");
   ComputeProfile compute{0.03, 0.06, 0.005, 256};
-  const StepPrediction p = predict_step(w, compute, FusionPolicy{}, 64, [](const CollectiveSpec&, std::string& used) {
-    used = "none";
-    return 0.0;
-  });
+  const StepPrediction p =
+      predict_step(w, compute, FusionPolicy{}, 64, [](const CollectiveSpec&, std::string& used) {
+        used = "none";
+        return 0.0;
+      });
   EXPECT_DOUBLE_EQ(p.step_s, 0.095);
   EXPECT_DOUBLE_EQ(p.efficiency, 1.0);
   EXPECT_DOUBLE_EQ(p.samples_per_s, 64 * 256 / 0.095);
@@ -87,7 +90,8 @@ TEST(StepModel, CommunicationHidesBehindBackwardUntilItCannot) {
   EXPECT_DOUBLE_EQ(slow.step_s, last_end);
   EXPECT_NEAR(slow.exposed_s, last_end - 0.09, 1e-12);
   EXPECT_LT(slow.efficiency, hidden.efficiency);
-  for (std::size_t i = 1; i < slow.buckets.size(); ++i) EXPECT_GE(slow.buckets[i].start_s, slow.buckets[i - 1].end_s);
+  for (std::size_t i = 1; i < slow.buckets.size(); ++i)
+    EXPECT_GE(slow.buckets[i].start_s, slow.buckets[i - 1].end_s);
 }
 
 }  // namespace

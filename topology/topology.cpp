@@ -13,6 +13,7 @@
 #include <boost/graph/graphviz.hpp>
 #include <boost/property_map/function_property_map.hpp>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -97,25 +98,17 @@ double Topology::effective_latency_s(std::size_t link) const {
 }
 
 std::string_view to_string(VertexKind kind) {
-  for (auto [k, name] : kVertexKinds)
-    if (k == kind) return name;
-  return "?";
+  return name_of(kVertexKinds, kind);
 }
 std::string_view to_string(LinkKind kind) {
-  for (auto [k, name] : kLinkKinds)
-    if (k == kind) return name;
-  return "?";
+  return name_of(kLinkKinds, kind);
 }
 std::optional<VertexKind> parse_vertex_kind(std::string_view text) {
-  for (auto [k, name] : kVertexKinds)
-    if (name == text) return k;
-  return std::nullopt;
+  return value_of(kVertexKinds, text);
 }
 std::optional<LinkKind> parse_link_kind(std::string_view text) {
   if (text == "roce") return LinkKind::Ethernet;
-  for (auto [k, name] : kLinkKinds)
-    if (name == text) return k;
-  return std::nullopt;
+  return value_of(kLinkKinds, text);
 }
 
 VertexId Topology::add_vertex(Vertex vertex) {

@@ -1,0 +1,29 @@
+// Name tables for enums that appear in files and on the command line: one table per enum, looked up both
+// ways.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace cclab {
+
+template <typename E, std::size_t N>
+using NameTable = std::array<std::pair<E, std::string_view>, N>;
+
+template <typename E, std::size_t N>
+constexpr std::string_view name_of(const NameTable<E, N>& table, E value) {
+  for (auto [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+constexpr std::optional<E> value_of(const NameTable<E, N>& table, std::string_view text) {
+  for (auto [v, name] : table)
+    if (name == text) return v;
+  return std::nullopt;
+}
+
+}  // namespace cclab
