@@ -3,6 +3,7 @@
 // DDP buckets of 25 MiB, allreduce times from the α-β model (or SimGrid with --backend sim).
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -54,6 +55,37 @@ std::string preset_with_nodes(const std::string& topology, int nodes) {
   const auto comma = topology.find(',');
   if (comma == std::string::npos) return fmt::format("{}:{}", topology, nodes);
   return fmt::format("{}:{}{}", topology.substr(0, comma), nodes, topology.substr(comma));
+}
+
+// Efficiency vs GPUs, one line per algorithm, as SVG and PNG, when gnuplot is installed (the set-up script
+// installs gnuplot-nox). Returns the files written.
+std::vector<std::string> plot_efficiency(const std::vector<Row>& rows,
+                                         const std::vector<std::string>& algorithms, const std::string& dir,
+                                         const std::string& title) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return {};
+  std::ofstream data(dir + "/efficiency.dat");
+  for (const std::string& algorithm : algorithms) {
+    data << "\"" << algorithm << "\"\n";
+    for (const Row& r : rows)
+      if (r.algorithm == algorithm) data << r.gpus << " " << 100 * r.p.efficiency << "\n";
+    data << "\n\n";
+  }
+  data.close();
+  std::ofstream script(dir + "/efficiency.gp");
+  script << "set title \"" << title
+         << "\" noenhanced\nset xlabel \"GPUs\"\nset ylabel \"scaling efficiency (%)\"\n"
+         << "set logscale x 2\nset key bottom left\nset grid\n";
+  for (const char* terminal : {"svg size 800,500", "pngcairo size 800,500"}) {
+    const std::string ext = std::string(terminal).starts_with("svg") ? "svg" : "png";
+    script << "set terminal " << terminal << "\nset output \"" << dir << "/efficiency." << ext << "\"\n"
+           << "plot for [i=0:" << algorithms.size() - 1 << "] \"" << dir
+           << "/efficiency.dat\" index i using 1:2 with linespoints title columnheader(1)\n";
+  }
+  script.close();
+  const std::string command = fmt::format("gnuplot \"{}/efficiency.gp\" 2>/dev/null", dir);
+  if (std::system(command.c_str()) != 0)
+    throw BackendError(fmt::format("gnuplot failed on {}/efficiency.gp", dir));
+  return {dir + "/efficiency.svg", dir + "/efficiency.png"};
 }
 
 void run_predict(const PredictArgs& args) {
@@ -167,6 +199,10 @@ void run_predict(const PredictArgs& args) {
     std::ofstream(args.out + "/predict.csv") << csv.str();
     std::ofstream(args.out + "/predict.json") << json.dump(2) << "\n";
     if (args.format == "table") fmt::print("# wrote {0}/predict.csv and {0}/predict.json\n", args.out);
+    const auto plots =
+        plot_efficiency(rows, args.algorithms, args.out,
+                        fmt::format("{} on {}: scaling efficiency", workload.name, args.topology));
+    if (args.format == "table" && !plots.empty()) fmt::print("# plotted {} and {}\n", plots[0], plots[1]);
   }
 }
 

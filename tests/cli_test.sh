@@ -49,6 +49,9 @@ check default-main-job 0 "256 ranks" -- "$cclab" plan
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
 check workload-show 0 "resnet50: 161 tensors, 25557032 parameters" -- "$cclab" workload show resnet50
 check predict-small 0 "16 auto .*wrote" -- bash -c "\"$cclab\" predict --nodes 1,2 --out \"$dir/pred\" | tr '\n' ' '"
+if command -v gnuplot >/dev/null; then
+  check predict-plots 0 "efficiency.png.*efficiency.svg" -- bash -c "ls \"$dir/pred\" | tr '\n' ' '"
+fi
 check predict-csv 0 "^gpus,algorithm,step_ms" -- head -1 "$dir/pred/predict.csv"
 check predict-json 0 "rows: 8" -- python3 -c "import json; print('rows:', len(json.load(open('$dir/pred/predict.json'))))"
 check predict-bad-gpu 1 "^cclab: error: no default compute profile" -- "$cclab" predict --gpu v100
