@@ -62,10 +62,8 @@ void run_sim(const SimArgs& args) {
     const std::uint64_t count = bytes / elem;
     const CollectiveSpec spec = args.collective.spec(topology, std::to_string(count * elem));
     for (const std::string& name : names) {
-      std::string chosen = name;
-      if (name == "auto") chosen = select_algorithm(spec, topology, options, params.compute).value_or("");
-      Planned planned =
-          plan_collective(spec, topology, chosen.empty() ? name : chosen, options, params.compute);
+      // plan_collective resolves auto from one cost table; the schedule names the algorithm it chose.
+      Planned planned = plan_collective(spec, topology, name, options, params.compute);
       if (!planned.schedule) {
         fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
         continue;
@@ -83,8 +81,9 @@ void run_sim(const SimArgs& args) {
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
       busbw_sum += busbw, ++points;
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f}\n",
-                 name == "auto" ? "auto:" + chosen : name, count * elem, count, to_string(spec.dtype),
-                 to_string(spec.op), simulated.total_s * 1e6, algbw, busbw, modelled * 1e6);
+                 name == "auto" ? "auto:" + planned.schedule->algorithm : name, count * elem, count,
+                 to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
+                 modelled * 1e6);
     }
     if (bytes > max_bytes / args.factor) break;
   }
