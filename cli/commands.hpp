@@ -5,12 +5,18 @@
 
 namespace cclab::cli {
 
+// Thrown by a subcommand that has printed its outcome and only needs the process to exit with `code`.
+struct ExitStatus {
+  int code;
+};
+
 void add_topology_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_algorithms_command(CLI::App& app);
 void add_workload_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_regress_command(CLI::App& app);
 void add_sim_command(CLI::App& app);  // only when built with SimGrid
 
 // The built-in default: 32 DGX A100 nodes = 256 GPUs on one HDR InfiniBand switch.

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cclab::cli::add_algorithms_command(app);
   cclab::cli::add_workload_command(app);
   cclab::cli::add_predict_command(app);
+  cclab::cli::add_regress_command(app);
 #if CCLAB_HAVE_SIMGRID
   cclab::cli::add_sim_command(app);
 #endif
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const cclab::cli::ExitStatus& e) {
+    return e.code;
   } catch (const cclab::Error& e) {
     fmt::print(stderr, "cclab: error: {}\n", e.what());
     return 1;

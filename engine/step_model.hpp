@@ -4,9 +4,17 @@
 // allreduce) + optimizer. The allreduce time of a bucket comes from a timer (the α-β model or the simulator)
 // on the engine's own verified schedule for that bucket.
 //
-// Simplifications, stated: a tensor's gradient is ready when backward has covered its share of the parameters
-// (backward time split in proportion to parameter count, last tensors first); fusion is greedy in ready order
-// up to the threshold (DDP: 25 MiB, the first bucket 1 MiB; Horovod: 64 MiB), without Horovod's cycle time.
+// Fusion comes in two styles. DDP: static buckets, greedy in ready order up to the cap (25 MiB; the first
+// bucket 1 MiB), each sent when its last gradient is ready. Horovod: a background thread wakes every cycle
+// (HOROVOD_CYCLE_TIME, 1 ms) and fuses the gradients that became ready since, up to the threshold
+// (HOROVOD_FUSION_THRESHOLD, 128 MiB; 0 disables fusion) — defaults from shared/reference/exec-anchors.md §4.
+//
+// ZeRO-style sharding (stage 2) replaces each bucket's allreduce with a reduce-scatter; each rank then runs
+// the optimizer on its 1/P shard and the updated parameters are allgathered, bucket by bucket, before the
+// next forward (not overlapped: the conservative end of what DeepSpeed achieves).
+//
+// Simplification, stated: a tensor's gradient is ready when backward has covered its share of the parameters
+// (backward time split in proportion to parameter count, last tensors first).
 #pragma once
 
 #include <functional>
@@ -29,11 +37,17 @@ struct ComputeProfile {
 // measure yours). Returns false when there is no entry.
 bool default_compute(const std::string& workload, const std::string& gpu, ComputeProfile& out);
 
+enum class FusionStyle { DdpBuckets, HorovodCycle };
+
 struct FusionPolicy {
-  std::uint64_t threshold_bytes = 25ULL << 20;    // DDP bucket_cap_mb = 25
-  std::uint64_t first_bucket_bytes = 1ULL << 20;  // DDP's first bucket
-  bool fp16_compression = false;                  // allreduce f16 gradients (half the bytes)
+  FusionStyle style = FusionStyle::DdpBuckets;
+  std::uint64_t threshold_bytes = 25ULL << 20;    // DDP bucket_cap_mb = 25; Horovod's fusion threshold
+  std::uint64_t first_bucket_bytes = 1ULL << 20;  // DDP's first bucket (DDP style only)
+  double cycle_s = 1e-3;                          // Horovod cycle time (Horovod style only)
+  bool fp16_compression = false;                  // reduce f16 gradients (half the bytes)
 };
+
+enum class GradientSync { AllReduce, ZeroSharded };
 
 struct Bucket {
   std::uint64_t elements = 0;
@@ -41,6 +55,9 @@ struct Bucket {
               last_tensor = 0;  // registration indices covered (first >= last: reverse order)
   double ready_s = 0, start_s = 0, end_s = 0;
   std::string algorithm;
+  // ZeRO only: the parameter allgather of this bucket after the optimizer.
+  double gather_start_s = 0, gather_end_s = 0;
+  std::string gather_algorithm;
 };
 
 struct StepPrediction {
@@ -57,8 +74,11 @@ struct StepPrediction {
 // Time of one allreduce of `spec`; sets `algorithm` to the algorithm it used (for "auto").
 using CollectiveTimer = std::function<double(const CollectiveSpec& spec, std::string& algorithm)>;
 
-std::vector<Bucket> make_buckets(const Workload& workload, const FusionPolicy& fusion, DType dtype);
+// Buckets in send order with their ready times (DDP: static; Horovod: per cycle).
+std::vector<Bucket> make_buckets(const Workload& workload, const ComputeProfile& compute,
+                                 const FusionPolicy& fusion, DType dtype);
 StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
-                            const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer);
+                            const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer,
+                            GradientSync sync = GradientSync::AllReduce);
 
 }  // namespace cclab

@@ -53,4 +53,28 @@ void write_chrome_trace_file(const Schedule& schedule, const RunResult& run, con
   if (!out) throw ConfigError(fmt::format("{}: write failed", path));
 }
 
+void write_chrome_trace_spans(const std::vector<TraceSpan>& spans, const TraceRows& rows, std::ostream& out) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& [pid, name] : rows.processes)
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}});
+  for (const auto& [key, name] : rows.threads) {
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", key.first},
+                      {"tid", key.second},
+                      {"args", {{"name", name}}}});
+  }
+  for (const TraceSpan& s : spans) {
+    events.push_back({{"ph", "X"},
+                      {"name", s.name},
+                      {"cat", s.category},
+                      {"pid", s.pid},
+                      {"tid", s.tid},
+                      {"ts", s.start_s * 1e6},
+                      {"dur", std::max(0.0, (s.end_s - s.start_s) * 1e6)},
+                      {"args", s.args}});
+  }
+  out << events.dump(1) << "\n";
+}
+
 }  // namespace cclab

@@ -4,8 +4,11 @@
 // writer.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/run_result.hpp"
 #include "engine/schedule.hpp"
@@ -21,5 +24,20 @@ void write_chrome_trace(const Schedule& schedule, const RunResult& run, std::ost
                         const TraceOptions& options = {});
 void write_chrome_trace_file(const Schedule& schedule, const RunResult& run, const std::string& path,
                              const TraceOptions& options = {});
+
+// Coarser timelines (a training step: compute, buckets) as spans on rows: process = rank, thread = stream.
+struct TraceSpan {
+  int pid = 0;
+  int tid = 0;
+  std::string name;
+  std::string category;
+  double start_s = 0, end_s = 0;
+  std::map<std::string, std::string> args;
+};
+struct TraceRows {
+  std::map<int, std::string> processes;                // pid -> name ("rank 3")
+  std::map<std::pair<int, int>, std::string> threads;  // (pid, tid) -> name ("compute")
+};
+void write_chrome_trace_spans(const std::vector<TraceSpan>& spans, const TraceRows& rows, std::ostream& out);
 
 }  // namespace cclab

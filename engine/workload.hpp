@@ -1,9 +1,9 @@
 // Training workloads as the gradient tensors a data-parallel step allreduces, in registration (forward)
 // order; backward produces them in reverse. Presets are computed from the architectures layer by layer, so
 // their totals are checkable against the published parameter counts (tests/workload_test.cpp):
-//   resnet50 25,557,032 · resnet101 44,549,160 · vgg16 138,357,544 · bert_large 335,141,888 (with pooler) ·
-//   gpt (GPT-2 style: tied embeddings, pre-LN blocks; gpt:layers=12,hidden=768,vocab=50257,seq=1024 is GPT-2
-//   small, 124,439,808).
+//   resnet50 25,557,032 · resnet101 44,549,160 · vgg16 138,357,544 · inception_v3 27,161,264 (with aux) ·
+//   bert_large 335,141,888 (with pooler) · gpt (GPT-2 style: tied embeddings, pre-LN blocks;
+//   gpt:layers=12,hidden=768,vocab=50257,seq=1024 is GPT-2 small, 124,439,808).
 #pragma once
 
 #include <cstdint>
@@ -26,13 +26,21 @@ struct Workload {
 
 Workload resnet(int depth);  // 50 or 101
 Workload vgg16();
+Workload inception_v3();
 Workload bert_large();
 Workload gpt(int layers, int hidden, int vocab, int sequence);
 
-// "resnet50", "resnet101", "vgg16", "bert_large", "gpt[:layers=L,hidden=H,vocab=V,seq=S]".
-// Throws ConfigError naming the valid names or the bad key.
+// "resnet50", "resnet101", "vgg16", "inception_v3", "bert_large", "gpt[:layers=L,hidden=H,vocab=V,seq=S]",
+// or a workload file (load_workload_file). Throws ConfigError naming the valid names or the bad key.
 Workload make_workload(std::string_view spec);
+
+// A gradient list from a file, in registration order:
+//   .csv:          one `name,elements` line per tensor (an optional `name,elements` header; # comments)
+//   .yaml / .json: {name: NAME, tensors: [{name: N, elements: E}, ...]} or just the list
+// Errors name file, line and field.
+Workload load_workload_file(const std::string& path);
 inline constexpr std::string_view kWorkloadNames =
-    "resnet50, resnet101, vgg16, bert_large, gpt[:layers=,hidden=,vocab=,seq=]";
+    "resnet50, resnet101, vgg16, inception_v3, bert_large, gpt[:layers=,hidden=,vocab=,seq=], or a file "
+    "(.yaml, .json, .csv)";
 
 }  // namespace cclab

@@ -2,6 +2,7 @@
 # The CLI as users run it: the acceptance flow of plan --dump / verify, and one clear line for bad input.
 set -u
 cclab=$1
+src=$(cd "$(dirname "$0")/.." && pwd)  # the source tree: scenarios/
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
@@ -48,13 +49,36 @@ check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 check default-main-job 0 "256 ranks" -- "$cclab" plan
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
 check workload-show 0 "resnet50: 161 tensors, 25557032 parameters" -- "$cclab" workload show resnet50
-check predict-small 0 "16 auto .*wrote" -- bash -c "\"$cclab\" predict --nodes 1,2 --out \"$dir/pred\" | tr '\n' ' '"
+check predict-small 0 "16 auto .*wrote" -- bash -c "\"$cclab\" predict --set topology.nodes=[1,2] --out \"$dir/pred\" --timeline \"$dir/step.json\" | tr '\n' ' '"
 if command -v gnuplot >/dev/null; then
   check predict-plots 0 "efficiency.png.*efficiency.svg" -- bash -c "ls \"$dir/pred\" | tr '\n' ' '"
 fi
-check predict-csv 0 "^gpus,algorithm,step_ms" -- head -1 "$dir/pred/predict.csv"
+check predict-csv 0 "^scenario,gpus,algorithm,step_ms" -- head -1 "$dir/pred/predict.csv"
 check predict-json 0 "rows: 8" -- python3 -c "import json; print('rows:', len(json.load(open('$dir/pred/predict.json'))))"
-check predict-bad-gpu 1 "^cclab: error: no default compute profile" -- "$cclab" predict --gpu v100
+check predict-timeline 0 "^ranks: 16 rows: 32 buckets: [1-9]" -- python3 -c "
+import json; d = json.load(open('$dir/step.json'))
+print('ranks:', len({e['pid'] for e in d}), 'rows:', sum(e['name'] == 'thread_name' for e in d),
+      'buckets:', sum(e.get('cat') == 'communication' for e in d if e['pid'] == 0))"
+check predict-bad-gpu 1 "^cclab: error: <built-in default>: --set compute.gpu: no default compute profile" -- "$cclab" predict --set compute.gpu=v100
+check predict-bad-set 1 "expected FIELD=VALUE" -- "$cclab" predict --set nodes
+check predict-csv-format 0 "^scenario,gpus,algorithm,fp16" -- bash -c "\"$cclab\" predict \"$src/scenarios/pcie_roce.yaml\" --set topology.nodes=1 --format csv | head -1"
+
+# The regression gate: a baseline from one scenario, an unchanged rerun passes, halving the NIC bandwidth
+# fails it, doubling it is reported as an improvement, and --junit reports the failures.
+cp "$src/scenarios/pcie_roce.yaml" "$dir/gate.yaml"
+sed -i 's/nodes: \[1, 2, 4, 8, 16\]/nodes: [1, 2, 4]/' "$dir/gate.yaml"
+check regress-no-baseline 1 "no baseline to compare with" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json"
+check regress-update 0 "updated .*base.json \(24 points\)" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json" --update
+check regress-same 0 "24 points: 24 within 1.0%, 0 improved, 0 regressed" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json"
+sed 's/nic: 25Gbps/nic: 12.5Gbps/' "$dir/gate.yaml" > "$dir/slow.yaml"
+check regress-halved-nic 1 "REGRESSED  pcie_roce \| nodes=2 algorithm=ring fp16=false: efficiency" -- "$cclab" regress "$dir/slow.yaml" --baseline "$dir/base.json" --junit "$dir/junit.xml"
+check regress-junit 0 "^failures: [1-9][0-9]* of 24" -- python3 -c "
+import xml.etree.ElementTree as ET; root = ET.parse('$dir/junit.xml').getroot()
+print('failures:', root.get('failures'), 'of', root.get('tests'))"
+sed 's/nic: 25Gbps/nic: 50Gbps/' "$dir/gate.yaml" > "$dir/fast.yaml"
+check regress-improved 0 "improved  pcie_roce \| nodes=2 algorithm=ring" -- "$cclab" regress "$dir/fast.yaml" --baseline "$dir/base.json"
+sed 's/nodes: \[1, 2, 4\]/nodes: [1, 2, 8]/' "$dir/gate.yaml" > "$dir/moved.yaml"
+check regress-new-missing 1 "8 new, 8 missing" -- "$cclab" regress "$dir/moved.yaml" --baseline "$dir/base.json"
 check workload-bad 1 "^cclab: error: unknown workload 'alexnet'" -- "$cclab" workload show alexnet
 check topology-show 0 "16 GPUs" -- "$cclab" topology show dgx_a100:2
 check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
+#include <cmath>
+#include <fstream>
+#include <map>
 
 #include "common/error.hpp"
+#include "engine/step_model.hpp"
 #include "engine/workload.hpp"
 
 namespace cclab {
@@ -12,6 +16,7 @@ TEST(Workload, PresetTotalsMatchPublishedCounts) {
   EXPECT_EQ(make_workload("resnet50").total_elements(), 25'557'032u);
   EXPECT_EQ(make_workload("resnet101").total_elements(), 44'549'160u);
   EXPECT_EQ(make_workload("vgg16").total_elements(), 138'357'544u);
+  EXPECT_EQ(make_workload("inception_v3").total_elements(), 27'161'264u);  // torchvision, with AuxLogits
   EXPECT_EQ(make_workload("bert_large").total_elements(), 335'141'888u);
   EXPECT_EQ(make_workload("gpt:layers=12,hidden=768,vocab=50257,seq=1024").total_elements(), 124'439'808u);
 }
@@ -21,6 +26,49 @@ TEST(Workload, TensorsInRegistrationOrder) {
   EXPECT_EQ(w.tensors.front().name, "conv1.weight");
   EXPECT_EQ(w.tensors.back().name, "fc.bias");
   EXPECT_EQ(w.tensors.size(), 161u);  // 53 convs + 53 batch norms x 2 + fc x 2
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Workload, FilesInEveryFormatGiveTheSameList) {
+  const std::string csv =
+      write_temp("grads.csv", "name,elements\n# embedding first\nembed,1000\nfc.w,4096\n");
+  const std::string yaml = write_temp(
+      "grads.yaml",
+      "name: grads\ntensors:\n  - {name: embed, elements: 1000}\n  - {name: fc.w, elements: 4096}\n");
+  const std::string json = write_temp(
+      "grads.json", R"([{"name": "embed", "elements": 1000}, {"name": "fc.w", "elements": 4096}])");
+  for (const std::string& path : {csv, yaml, json}) {
+    const Workload w = make_workload(path);
+    ASSERT_EQ(w.tensors.size(), 2u) << path;
+    EXPECT_EQ(w.name, "grads") << path;
+    EXPECT_EQ(w.tensors[1].name, "fc.w") << path;
+    EXPECT_EQ(w.total_elements(), 5096u) << path;
+  }
+}
+
+TEST(Workload, FileErrorsNameFileLineAndField) {
+  auto message = [](const std::string& path) {
+    try {
+      load_workload_file(path);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(write_temp("bad1.csv", "a,10\nb,ten\n")),
+            ::testing::TempDir() + "bad1.csv:2: elements: must be a positive integer (got 'ten')");
+  EXPECT_NE(message(write_temp("bad2.yaml", "tensors:\n  - {name: a, elements: 1}\n  - {name: b, size: 2}\n"))
+                .find("bad2.yaml:3: tensors[1].size: unknown field"),
+            std::string::npos);
+  EXPECT_NE(message(write_temp("bad3.json", "{\"tensors\": []}")).find("lists no tensors"),
+            std::string::npos);
+  EXPECT_NE(message(write_temp("bad4.txt", "a,1")).find("end in .csv"), std::string::npos);
+  EXPECT_NE(message("/nonexistent/grads.csv").find("cannot read"), std::string::npos);
 }
 
 TEST(Workload, BadSpecsSayWhatIsValid) {
@@ -37,14 +85,12 @@ TEST(Workload, BadSpecsSayWhatIsValid) {
 }  // namespace
 }  // namespace cclab
 
-#include "engine/step_model.hpp"
-
 namespace cclab {
 namespace {
 
 TEST(StepModel, BucketsFollowDdpRules) {
   const Workload w = make_workload("resnet50");
-  const auto buckets = make_buckets(w, FusionPolicy{}, DType::F32);
+  const auto buckets = make_buckets(w, ComputeProfile{}, FusionPolicy{}, DType::F32);
   ASSERT_GE(buckets.size(), 2u);
   std::uint64_t total = 0;
   for (const Bucket& b : buckets)
@@ -57,7 +103,8 @@ TEST(StepModel, BucketsFollowDdpRules) {
   for (std::size_t i = 1; i + 1 < buckets.size(); ++i)
     EXPECT_GE(buckets[i].elements * 4, 25u << 20);
   // fp16 compression halves the bytes, so the same threshold holds twice the elements.
-  EXPECT_LT(make_buckets(w, FusionPolicy{.fp16_compression = true}, DType::F16).size(), buckets.size() + 1);
+  EXPECT_LT(make_buckets(w, ComputeProfile{}, FusionPolicy{.fp16_compression = true}, DType::F16).size(),
+            buckets.size() + 1);
 }
 
 TEST(StepModel, FreeCommunicationScalesPerfectly) {
@@ -92,6 +139,51 @@ TEST(StepModel, CommunicationHidesBehindBackwardUntilItCannot) {
   EXPECT_LT(slow.efficiency, hidden.efficiency);
   for (std::size_t i = 1; i < slow.buckets.size(); ++i)
     EXPECT_GE(slow.buckets[i].start_s, slow.buckets[i - 1].end_s);
+}
+
+TEST(StepModel, HorovodFusesWhatBecameReadyEachCycle) {
+  const Workload w = make_workload("resnet50");
+  const ComputeProfile compute{0.03, 0.06, 0.0, 256};
+  FusionPolicy horovod{.style = FusionStyle::HorovodCycle, .threshold_bytes = 128ULL << 20, .cycle_s = 5e-3};
+  const auto buckets = make_buckets(w, compute, horovod, DType::F32);
+  // 60 ms of backward in 5 ms cycles: one buffer per cycle (no tensor is near 128 MiB), ready on the tick.
+  EXPECT_GE(buckets.size(), 10u);
+  EXPECT_LE(buckets.size(), 13u);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    total += buckets[i].elements;
+    const double ticks = buckets[i].ready_s / horovod.cycle_s;
+    EXPECT_NEAR(ticks, std::round(ticks), 1e-9);
+    if (i > 0) {
+      EXPECT_GT(buckets[i].ready_s, buckets[i - 1].ready_s);
+    }
+  }
+  EXPECT_EQ(total, w.total_elements());
+  // A threshold of 0 disables fusion: one buffer per tensor.
+  horovod.threshold_bytes = 0;
+  EXPECT_EQ(make_buckets(w, compute, horovod, DType::F32).size(), w.tensors.size());
+}
+
+TEST(StepModel, ZeroTradesTheAllreduceForReduceScatterPlusAllgather) {
+  const Workload w = make_workload("resnet50");
+  const ComputeProfile compute{0.03, 0.06, 0.008, 256};
+  std::map<Collective, int> calls;
+  auto timer = [&](const CollectiveSpec& spec, std::string& used) {
+    ++calls[spec.collective];
+    used = "fixed";
+    return spec.collective == Collective::AllReduce ? 2e-3 : 1e-3;
+  };
+  const StepPrediction all = predict_step(w, compute, FusionPolicy{}, 8, timer);
+  const StepPrediction zero = predict_step(w, compute, FusionPolicy{}, 8, timer, GradientSync::ZeroSharded);
+  const auto n = static_cast<int>(all.buckets.size());
+  EXPECT_EQ(calls[Collective::AllReduce], n);
+  EXPECT_EQ(calls[Collective::ReduceScatter], n);
+  EXPECT_EQ(calls[Collective::AllGather], n);
+  EXPECT_DOUBLE_EQ(zero.communication_s, all.communication_s);  // RS + AG = AR here, by construction
+  // The optimizer runs on 1/8 of the parameters; the allgathers follow it, exposed.
+  const double rs_end = zero.buckets.back().end_s;
+  EXPECT_DOUBLE_EQ(zero.buckets.front().gather_start_s, std::max(0.09, rs_end) + 0.001);
+  EXPECT_NEAR(zero.step_s, std::max(0.09, rs_end) + 0.001 + n * 1e-3, 1e-12);
 }
 
 }  // namespace

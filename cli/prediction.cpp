@@ -1,0 +1,273 @@
+#include "cli/prediction.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/cost.hpp"
+#include "engine/registry.hpp"
+#include "engine/trace.hpp"
+#include "engine/verifier.hpp"
+#if CCLAB_HAVE_SIMGRID
+#include "sim/simulator.hpp"
+#endif
+
+namespace cclab::cli {
+namespace {
+
+// Collective times are cached per (topology, collective, algorithm, size, dtype, plan options, backend):
+// a sweep meets the same bucket sizes over and over, and a 256-rank schedule takes a while to verify.
+using TimeKey = std::tuple<const topo::Topology*, Collective, std::string, std::uint64_t, DType,
+                           std::uint64_t, int, TimeBackend>;
+
+struct Timed {
+  double seconds;
+  std::string algorithm;  // the one "auto" chose
+};
+
+class CollectiveTimes {
+ public:
+  CollectiveTimes(const VerifyPolicy& verify, PredictStats& stats) : verify_(verify), stats_(stats) {}
+
+  // "auto" takes the algorithm with the least α-β time, from the same cache the named algorithms fill (so a
+  // sweep that also has ring, tree, ... plans each schedule once); the sim backend then simulates that one.
+  Timed time(const ScenarioPoint& p, const CollectiveSpec& bucket) {
+    std::string algorithm = p.algorithm;
+    if (algorithm == "auto") {
+      std::optional<double> best;
+      for (const Algorithm* a : algorithms_for(bucket.collective)) {
+        const auto t = modelled(p, bucket, a->name, TimeBackend::AlphaBeta);
+        if (t && (!best || *t < *best)) best = t, algorithm = a->name;
+      }
+      if (!best) {
+        throw ConfigError(
+            fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective), p.gpus()));
+      }
+    }
+    const auto t = modelled(p, bucket, algorithm, p.backend);
+    if (!t) {
+      throw ConfigError(fmt::format("{} {} does not apply on {} GPUs: {}", algorithm,
+                                    to_string(bucket.collective), p.gpus(), unsupported_[algorithm]));
+    }
+    return {*t, algorithm};
+  }
+
+ private:
+  // The time of one named algorithm's schedule, or nothing when it does not apply to this world.
+  std::optional<double> modelled(const ScenarioPoint& p, const CollectiveSpec& bucket,
+                                 const std::string& algorithm, TimeBackend backend) {
+    const TimeKey key{p.topology.get(), bucket.collective,  algorithm,       bucket.count,
+                      bucket.dtype,     p.plan.chunk_bytes, p.plan.channels, backend};
+    if (auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
+    const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
+    const Planned planned = plan_collective(spec, *p.topology, algorithm, p.plan);
+    if (!planned.schedule) {
+      unsupported_[algorithm] = planned.reason;
+      return cache_.emplace(key, std::nullopt).first->second;
+    }
+    ++stats_.schedules;
+    if (planned.schedule->num_ops() <= verify_.max_ops) {
+      verify_or_throw(*planned.schedule);
+      ++stats_.verified;
+    }
+    double seconds = 0;
+    if (backend == TimeBackend::Sim) {
+#if CCLAB_HAVE_SIMGRID
+      seconds = sim::simulate(*planned.schedule, *p.topology).total_s;
+#else
+      throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
+#endif
+    } else {
+      seconds = estimate_cost(*planned.schedule, *p.topology).total_s;
+    }
+    return cache_.emplace(key, seconds).first->second;
+  }
+
+  VerifyPolicy verify_;
+  PredictStats& stats_;
+  std::map<TimeKey, std::optional<double>> cache_;
+  std::map<std::string, std::string> unsupported_;
+};
+
+std::string summarize_algorithms(const StepPrediction& p) {
+  std::map<std::string, int> counts;
+  for (const Bucket& b : p.buckets) {
+    if (!b.algorithm.empty()) ++counts[b.algorithm];
+    if (!b.gather_algorithm.empty()) ++counts[b.gather_algorithm];
+  }
+  std::string out;
+  for (const auto& [name, n] : counts)
+    out += fmt::format("{}{}x{}", out.empty() ? "" : ",", name, n);
+  return out;
+}
+
+// Swept fields other than the two every table has (GPUs and algorithm) get a column of their own.
+std::vector<std::string> extra_columns(const Scenario& s) {
+  std::vector<std::string> cols;
+  for (const std::string& f : s.swept_fields)
+    if (f != "nodes" && f != "algorithm") cols.push_back(f);
+  return cols;
+}
+
+std::string swept_value(const ScenarioPoint& p, const std::string& field) {
+  for (const auto& [f, v] : p.swept)
+    if (f == field) return v;
+  return "";
+}
+
+}  // namespace
+
+std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progress, const VerifyPolicy& verify,
+                                          PredictStats* stats) {
+  PredictStats local;
+  CollectiveTimes times(verify, stats ? *stats : local);
+  std::vector<PointResult> results;
+  for (std::size_t i = 0; i < scenario.points.size(); ++i) {
+    const ScenarioPoint& p = scenario.points[i];
+    if (progress) {
+      fmt::print(stderr, "\r[{}/{}] {} GPUs, {}{}{}            ", i + 1, scenario.points.size(), p.gpus(),
+                 p.algorithm, p.swept.empty() ? "" : ": ", p.label());
+    }
+    CollectiveTimer timer = [&](const CollectiveSpec& bucket, std::string& used) {
+      const Timed t = times.time(p, bucket);
+      used = t.algorithm;
+      return t.seconds;
+    };
+    PointResult r{&p, predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync), ""};
+    r.bucket_algorithms = summarize_algorithms(r.prediction);
+    results.push_back(std::move(r));
+  }
+  if (progress) fmt::print(stderr, "\r{:80}\r", "");
+  return results;
+}
+
+std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results) {
+  std::ostringstream csv;
+  csv << "scenario,gpus,algorithm";
+  for (const std::string& c : extra_columns(scenario))
+    csv << "," << c;
+  csv << ",step_ms,comm_ms,exposed_ms,samples_per_s,speedup,efficiency,buckets\n";
+  for (const PointResult& r : results) {
+    const StepPrediction& p = r.prediction;
+    csv << fmt::format("{},{},{}", scenario.name, r.point->gpus(), r.point->algorithm);
+    for (const std::string& c : extra_columns(scenario))
+      csv << "," << swept_value(*r.point, c);
+    csv << fmt::format(",{:.3f},{:.3f},{:.3f},{:.1f},{:.2f},{:.4f},{}\n", p.step_s * 1e3,
+                       p.communication_s * 1e3, p.exposed_s * 1e3, p.samples_per_s, p.speedup, p.efficiency,
+                       r.bucket_algorithms);
+  }
+  return csv.str();
+}
+
+nlohmann::json results_json(const Scenario& scenario, const std::vector<PointResult>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PointResult& r : results) {
+    const StepPrediction& p = r.prediction;
+    nlohmann::json swept = nlohmann::json::object();
+    for (const auto& [field, value] : r.point->swept)
+      swept[field] = value;
+    rows.push_back({{"scenario", scenario.name},
+                    {"point", r.point->label()},
+                    {"swept", swept},
+                    {"gpus", r.point->gpus()},
+                    {"algorithm", r.point->algorithm},
+                    {"step_s", p.step_s},
+                    {"communication_s", p.communication_s},
+                    {"exposed_s", p.exposed_s},
+                    {"samples_per_s", p.samples_per_s},
+                    {"speedup", p.speedup},
+                    {"efficiency", p.efficiency},
+                    {"bucket_algorithms", r.bucket_algorithms},
+                    {"buckets", p.buckets.size()}});
+  }
+  return rows;
+}
+
+void print_results_table(const Scenario& scenario, const std::vector<PointResult>& results) {
+  if (results.empty()) return;
+  const ScenarioPoint& first = *results.front().point;
+  fmt::print("# {}: {}\n", scenario.name,
+             scenario.description.empty() ? scenario.source : scenario.description);
+  fmt::print("# {} ({}: {:.1f} ms forward+backward per {}-sample batch), {} on {} buckets, times from {}\n",
+             first.workload->name, first.compute_source,
+             (first.compute.forward_s + first.compute.backward_s) * 1e3, first.compute.batch_per_gpu,
+             first.sync == GradientSync::ZeroSharded ? "reduce-scatter + allgather" : "allreduce",
+             results.front().prediction.buckets.size(),
+             first.backend == TimeBackend::Sim ? "SimGrid" : "the α-β model");
+  const auto extra = extra_columns(scenario);
+  fmt::print("{:>6} {:<13}", "GPUs", "algorithm");
+  for (const std::string& c : extra)
+    fmt::print(" {:<10}", c);
+  fmt::print(" {:>9} {:>9} {:>11} {:>11} {:>8} {:>10}  {}\n", "step(ms)", "comm(ms)", "exposed(ms)",
+             "samples/s", "speedup", "efficiency", "buckets");
+  for (const PointResult& r : results) {
+    const StepPrediction& p = r.prediction;
+    fmt::print("{:>6} {:<13}", r.point->gpus(), r.point->algorithm);
+    for (const std::string& c : extra)
+      fmt::print(" {:<10}", swept_value(*r.point, c));
+    fmt::print(" {:>9.2f} {:>9.2f} {:>11.2f} {:>11.0f} {:>8.1f} {:>9.1f}%  {}\n", p.step_s * 1e3,
+               p.communication_s * 1e3, p.exposed_s * 1e3, p.samples_per_s, p.speedup, 100 * p.efficiency,
+               r.bucket_algorithms);
+  }
+}
+
+void write_step_timeline(const PointResult& result, const std::string& path) {
+  const ScenarioPoint& point = *result.point;
+  const StepPrediction& p = result.prediction;
+  const ComputeProfile& c = point.compute;
+  // Data parallelism is symmetric in this model: every rank has the same timeline. All ranks are written
+  // (up to 1,024) so that the trace reads like a measured one.
+  const int ranks = std::min(point.gpus(), 1024);
+  const bool zero = point.sync == GradientSync::ZeroSharded;
+  const DType dtype = point.fusion.fp16_compression ? DType::F16 : DType::F32;
+  std::vector<TraceSpan> spans;
+  TraceRows rows;
+  for (int r = 0; r < ranks; ++r) {
+    rows.processes[r] = fmt::format("rank {}", r);
+    rows.threads[{r, 0}] = "compute";
+    rows.threads[{r, 1}] = "communication";
+    const double backward_end = c.forward_s + c.backward_s;
+    spans.push_back({r, 0, "forward", "compute", 0, c.forward_s, {}});
+    spans.push_back({r, 0, "backward", "compute", c.forward_s, backward_end, {}});
+    const double optimizer_start = std::max(backward_end, p.buckets.empty() ? 0 : p.buckets.back().end_s);
+    const double optimizer_s = zero ? c.optimizer_s / point.gpus() : c.optimizer_s;
+    if (optimizer_s > 0)
+      spans.push_back({r, 0, "optimizer", "compute", optimizer_start, optimizer_start + optimizer_s, {}});
+    for (std::size_t i = 0; i < p.buckets.size(); ++i) {
+      const Bucket& b = p.buckets[i];
+      const std::string bytes = std::to_string(b.elements * dtype_size_bytes(dtype));
+      spans.push_back({r,
+                       1,
+                       fmt::format("bucket {} {}", i, zero ? "reduce_scatter" : "allreduce"),
+                       "communication",
+                       b.start_s,
+                       b.end_s,
+                       {{"bytes", bytes},
+                        {"algorithm", b.algorithm},
+                        {"ready_ms", fmt::format("{:.3f}", b.ready_s * 1e3)}}});
+      if (zero) {
+        spans.push_back({r,
+                         1,
+                         fmt::format("bucket {} allgather", i),
+                         "communication",
+                         b.gather_start_s,
+                         b.gather_end_s,
+                         {{"bytes", bytes}, {"algorithm", b.gather_algorithm}}});
+      }
+    }
+  }
+  std::ofstream out(path);
+  if (!out) throw ConfigError(fmt::format("{}: cannot write the timeline", path));
+  write_chrome_trace_spans(spans, rows, out);
+  if (!out) throw ConfigError(fmt::format("{}: write failed", path));
+}
+
+}  // namespace cclab::cli

@@ -1,0 +1,164 @@
+// Scenario files: sweeps expand in document order, every field is checked, and every error names file, line
+// and field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/error.hpp"
+#include "engine/scenario.hpp"
+
+namespace cclab {
+namespace {
+
+const char* const kBase = R"(name: t
+topology:
+  preset: dgx_a100
+  nodes: [1, 2]
+workload: resnet50
+compute:
+  gpu: a100
+communication:
+  algorithm: [ring, tree, auto]
+)";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_scenario(text, "s.yaml", "", overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Scenario, SweepsExpandInDocumentOrderFirstListSlowest) {
+  const Scenario s = parse_scenario(kBase, "s.yaml", "");
+  ASSERT_EQ(s.points.size(), 6u);
+  EXPECT_EQ(s.swept_fields, (std::vector<std::string>{"nodes", "algorithm"}));
+  EXPECT_EQ(s.points[0].label(), "nodes=1 algorithm=ring");
+  EXPECT_EQ(s.points[2].label(), "nodes=1 algorithm=auto");
+  EXPECT_EQ(s.points[3].label(), "nodes=2 algorithm=ring");
+  EXPECT_EQ(s.points[0].gpus(), 8);
+  EXPECT_EQ(s.points[5].gpus(), 16);
+  EXPECT_EQ(s.points[4].algorithm, "tree");
+  // Points with the same topology share one built graph.
+  EXPECT_EQ(s.points[0].topology.get(), s.points[1].topology.get());
+  EXPECT_NE(s.points[0].topology.get(), s.points[3].topology.get());
+  EXPECT_EQ(s.points[0].compute_source, "defaults for a100");
+}
+
+TEST(Scenario, AnyScalarFieldSweeps) {
+  const Scenario s = parse_scenario(std::string(kBase) + R"(  bucket: [1MiB, 64MiB]
+  fp16: [false, true]
+)",
+                                    "s.yaml", "", {"topology.nic=[100Gbps, 200Gbps]"});
+  EXPECT_EQ(s.points.size(), 2u * 3 * 2 * 2 * 2);
+  std::set<std::uint64_t> buckets;
+  std::set<std::string> topologies;
+  for (const ScenarioPoint& p : s.points) {
+    buckets.insert(p.fusion.threshold_bytes);
+    topologies.insert(p.topology_spec);
+  }
+  EXPECT_EQ(buckets, (std::set<std::uint64_t>{1ULL << 20, 64ULL << 20}));
+  EXPECT_EQ(topologies.size(), 4u);  // 2 node counts x 2 NIC speeds
+  EXPECT_TRUE(topologies.count("dgx_a100:2,nic=100Gbps"));
+  // Overrides join the document where they belong (nic in topology), so they label in document order.
+  EXPECT_EQ(s.points.back().label(), "nodes=2 nic=200Gbps algorithm=auto bucket=64MiB fp16=true");
+}
+
+TEST(Scenario, ExplicitComputeHorovodAndZero) {
+  const Scenario s = parse_scenario(R"(name: x
+topology: {preset: pcie_server, nodes: 2, gpus: 2}
+workload: gpt:layers=2,hidden=256,vocab=1000,seq=128
+compute: {forward: 10ms, backward: 20ms, optimizer: 1ms, batch: 8}
+communication: {fusion: horovod, cycle: 5ms, sync: zero, chunk: 256KiB, channels: 2}
+backend: sim
+)",
+                                    "x.yaml", "");
+  ASSERT_EQ(s.points.size(), 1u);
+  const ScenarioPoint& p = s.points[0];
+  EXPECT_EQ(p.gpus(), 4);
+  EXPECT_DOUBLE_EQ(p.compute.backward_s, 0.02);
+  EXPECT_EQ(p.compute.batch_per_gpu, 8);
+  EXPECT_EQ(p.fusion.style, FusionStyle::HorovodCycle);
+  EXPECT_EQ(p.fusion.threshold_bytes, 128ULL << 20);  // Horovod's default threshold
+  EXPECT_DOUBLE_EQ(p.fusion.cycle_s, 0.005);
+  EXPECT_EQ(p.sync, GradientSync::ZeroSharded);
+  EXPECT_EQ(p.plan.chunk_bytes, 256u << 10);
+  EXPECT_EQ(p.plan.channels, 2);
+  EXPECT_EQ(p.backend, TimeBackend::Sim);
+  EXPECT_EQ(p.algorithm, "auto");
+}
+
+TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
+  const std::string dir = ::testing::TempDir() + "scenario_files";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/grads.csv") << "a,1000\nb,3000\n";
+  std::ofstream(dir + "/s.yaml") << "name: f\ntopology: {preset: dgx_a100, nodes: 1}\nworkload: grads.csv\n"
+                                    "compute: {forward: 1ms, backward: 2ms, batch: 1}\n";
+  const Scenario s = load_scenario(dir + "/s.yaml");
+  EXPECT_EQ(s.points.at(0).workload->total_elements(), 4000u);
+  EXPECT_EQ(s.points.at(0).workload->name, "grads");
+}
+
+TEST(Scenario, ErrorsNameFileLineAndField) {
+  EXPECT_EQ(error_of(std::string(kBase) + "  colour: red\n"),
+            "s.yaml:10: communication.colour: unknown field (valid: algorithm, fusion, bucket, first_bucket, "
+            "cycle, fp16, sync, chunk, channels)");
+  EXPECT_EQ(error_of(std::string(kBase) + "  bucket: 25 megs\n"),
+            "s.yaml:10: communication.bucket: '25 megs' has an unknown unit 'megs' for a size; valid units: "
+            "4096, 4096B, 64KiB, 64MiB, 1GiB, 1MB, 1GB");
+  EXPECT_NE(error_of(std::string(kBase) + "  fp16: maybe\n")
+                .find("s.yaml:10: communication.fp16: 'maybe' is not true or false"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string(kBase) + "  bucket: []\n").find("s.yaml:10: communication.bucket: an empty list"),
+      std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "backend: ns3\n")
+                .find("s.yaml:10: backend: 'ns3' is not valid (valid: ab, sim)"),
+            std::string::npos);
+  // The bad element of a list is the one reported, on its own line.
+  EXPECT_NE(
+      error_of("name: t\ntopology:\n  preset: dgx_a100\n  nodes:\n    - 1\n    - 0\nworkload: resnet50\n"
+               "compute: {gpu: a100}\n")
+          .find("s.yaml:6: topology.nodes: must be >= 1 (got 0)"),
+      std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "  algorithm: [ring, tree]\n")
+                .find("s.yaml:10: communication.algorithm: duplicate field"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBase, {"communication.algorithm=[ring, rign]"})
+                .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, ring"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("name: t\ntopology: {preset: dgx_b200, nodes: 1}\nworkload: resnet50\ncompute: {gpu: a100}\n")
+          .find("s.yaml:2: topology: "),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("name: t\ntopology: {preset: dgx_a100, nodes: 1}\nworkload: alexnet\ncompute: {gpu: a100}\n")
+          .find("s.yaml:3: workload: unknown workload 'alexnet'"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("name: t\ntopology: {preset: dgx_a100, nodes: 1}\nworkload: vgg16\ncompute: {gpu: a100}\n")
+          .find("s.yaml:4: compute.gpu: no default compute profile for vgg16"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("name: t\nworkload: resnet50\ncompute: {gpu: a100}\n").find("s.yaml:1: topology: missing"),
+      std::string::npos);
+  EXPECT_NE(error_of("name: t\ntopology: [1, 2\n").find("s.yaml:"), std::string::npos);  // YAML syntax
+  EXPECT_EQ(error_of(kBase, {"communication.algorithm=fastest"}).substr(0, 40),
+            "s.yaml: --set communication.algorithm: '");
+  EXPECT_NE(error_of(kBase, {"nodes"}).find("expected FIELD=VALUE"), std::string::npos);
+}
+
+TEST(Scenario, TheBuiltInDefaultIsTheShippedFile) {
+  const Scenario s = parse_scenario(default_scenario_text(), "<built-in default>", "");
+  EXPECT_EQ(s.name, "default");
+  ASSERT_EQ(s.points.size(), 24u);  // 8 -> 256 GPUs x ring, tree, hierarchical, auto
+  EXPECT_EQ(s.points.front().gpus(), 8);
+  EXPECT_EQ(s.points.back().gpus(), 256);
+  EXPECT_EQ(s.points.back().algorithm, "auto");
+}
+
+}  // namespace
+}  // namespace cclab
