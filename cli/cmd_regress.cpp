@@ -176,7 +176,7 @@ int run_regress(const RegressArgs& args) {
   std::vector<Verdict> verdicts;
   for (const auto& [key, now] : current) {
     const auto bar = key.find('|');
-    Verdict v{key.substr(0, bar), key.substr(bar + 1)};
+    Verdict v{key.substr(0, bar), key.substr(bar + 1), Verdict::Same, ""};
     const auto it = baseline.find(key);
     if (it == baseline.end()) {
       v.kind = Verdict::New;

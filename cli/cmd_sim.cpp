@@ -21,6 +21,7 @@ struct SimArgs {
   std::string max_bytes = "256MiB";
   int factor = 2;
   std::string dump_platform;
+  bool platform_all_pairs = false;
   std::string timeline;
 };
 
@@ -40,6 +41,7 @@ void run_sim(const SimArgs& args) {
   const PlanOptions options = args.collective.plan_options();
   sim::SimParams params;
   params.compute = args.collective.cost_params();
+  params.platform_all_pairs = args.platform_all_pairs;
 
   const CollectiveSpec probe = args.collective.spec(topology, "0");
   std::vector<std::string> names;
@@ -106,6 +108,8 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();
   cmd->add_option("--dump-platform", args->dump_platform,
                   "write the SimGrid XML platform of the first run to FILE");
+  cmd->add_flag("--platform-all-pairs", args->platform_all_pairs,
+                "--dump-platform routes every pair of ranks (for SMPI runs of other algorithms)");
   cmd->add_option("--timeline", args->timeline, "write a Chrome trace (Perfetto) of the last point to FILE");
   cmd->callback([args] { run_sim(*args); });
 }

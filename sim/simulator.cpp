@@ -314,8 +314,15 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
                                   topology.gpus().size(), schedule.world_size()));
   }
   if (!params.platform_xml_path.empty()) {
+    RankPairs pairs = pairs_of(schedule);
+    if (params.platform_all_pairs) {
+      pairs.clear();
+      for (int a = 0; a < schedule.world_size(); ++a)
+        for (int b = 0; b < schedule.world_size(); ++b)
+          if (a != b) pairs.emplace_back(a, b);
+    }
     std::ofstream xml(params.platform_xml_path);
-    xml << platform_xml(topology, schedule.world_size(), pairs_of(schedule), params.compute.reduce_Bps);
+    xml << platform_xml(topology, schedule.world_size(), pairs, params.compute.reduce_Bps);
     if (!xml) throw ConfigError(fmt::format("{}: cannot write the platform", params.platform_xml_path));
   }
   int fds[2];

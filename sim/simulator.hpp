@@ -29,6 +29,9 @@ namespace cclab::sim {
 struct SimParams {
   CostParams compute;             // reduction and copy throughput (the hosts' speed)
   std::string platform_xml_path;  // when set, the platform is also written there as SimGrid XML
+  // The written platform routes every ordered pair of ranks, not only those the schedule uses: what an SMPI
+  // run of another implementation of the collective needs (bench/smpi_vs_sim.sh).
+  bool platform_all_pairs = false;
 };
 
 // Simulates one schedule from time 0. The schedule must have passed the verifier. Throws BackendError when

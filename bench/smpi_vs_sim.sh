@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# cclab sim against SimGrid's own MPI simulator, side by side in one run: the same ring allreduce (SMPI's
+# `lr`: ring reduce-scatter then ring allgather, unpipelined, one ring in rank order; cclab: ring with one
+# channel and no chunking) on the same platform (cclab writes it with --dump-platform --platform-all-pairs)
+# under the same network model (CM02, no cross-traffic, no TCP window), reductions free on both sides
+# (SMPI: smpi/simulate-computation:no; cclab: --reduce-bw 1000TB/s).
+#
+# Prints, per rank count: both predicted times and their difference, both wall times and their ratio.
+# Usage: bench/smpi_vs_sim.sh [BUILD_DIR] [SIZE_BYTES]     (needs smpicc/smpirun: libsimgrid-dev)
+set -euo pipefail
+build=${1:-build}
+bytes=${2:-67108864}
+cclab=$build/cclab
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+command -v smpicc >/dev/null || { echo "smpi_vs_sim: smpicc not found (install libsimgrid-dev)" >&2; exit 1; }
+smpicc -O2 -o "$work/allreduce" "$(dirname "$0")/smpi/allreduce.c"
+
+now() { date +%s.%N; }
+printf "# ring allreduce of %s bytes (f32), %s\n" "$bytes" "$(smpirun -version 2>/dev/null | head -1 || true)"
+printf "%6s %-12s %14s %14s %9s %11s %11s %8s\n" ranks topology "smpi(us)" "cclab(us)" "diff" "smpi wall" \
+  "cclab wall" "speedup"
+for nodes in 2 8; do
+  ranks=$((nodes * 8))
+  topo="dgx_a100:$nodes"
+  args=(sim --topology "$topo" --algo ring --channels 1 --chunk 0 -b "$bytes" -e "$bytes" --reduce-bw 1000TB/s)
+  "$cclab" "${args[@]}" --dump-platform "$work/p.xml" --platform-all-pairs >/dev/null
+  grep -o 'host id="[^"]*"' "$work/p.xml" | cut -d'"' -f2 >"$work/hosts"
+
+  t0=$(now)
+  cclab_us=$("$cclab" "${args[@]}" | awk '$1 == "ring" {print $6}')
+  t1=$(now)
+  smpi_us=$(smpirun -np "$ranks" -platform "$work/p.xml" -hostfile "$work/hosts" \
+    --cfg=smpi/allreduce:lr --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \
+    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no \
+    "$work/allreduce" "$bytes" 2>/dev/null | awk '/smpi allreduce/ {print $(NF-1)}')
+  t2=$(now)
+  awk -v r="$ranks" -v t="$topo" -v s="$smpi_us" -v c="$cclab_us" -v a="$t0" -v b="$t1" -v d="$t2" 'BEGIN {
+    printf "%6d %-12s %14.3f %14.3f %8.4f%% %10.2fs %10.3fs %7.0fx\n", r, t, s, c, 100 * (c - s) / s,
+           d - b, b - a, (d - b) / (b - a) }'
+done
