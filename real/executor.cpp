@@ -1,0 +1,205 @@
+#include "real/executor.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "engine/reduce_kernels.hpp"
+
+namespace cclab::real {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class State : std::uint8_t { Waiting, InFlight, Done };
+
+class RankRun {
+ public:
+  RankRun(const Schedule& s, Transport& t, const void* input, void* output, const RunOptions& o)
+      : s_(s),
+        t_(t),
+        rank_(t.rank()),
+        p_(s.ranks.at(static_cast<std::size_t>(t.rank()))),
+        options_(o),
+        elem_(dtype_size_bytes(s.spec.dtype)),
+        input_(static_cast<const std::byte*>(input)),
+        output_(static_cast<std::byte*>(output)),
+        scratch_(p_.scratch_count * elem_),
+        state_(p_.ops.size(), State::Waiting),
+        request_(p_.ops.size(), -1),
+        staging_(p_.ops.size()) {
+    // Each channel's ops, in program order: the order they must start in.
+    for (OpId i = 0; i < p_.ops.size(); ++i) {
+      const int c = p_.ops[i].channel;
+      if (c >= static_cast<int>(channel_ops_.size())) channel_ops_.resize(c + 1);
+      channel_ops_[c].push_back(i);
+    }
+    next_.assign(channel_ops_.size(), 0);
+  }
+
+  RankTiming run() {
+    const auto start = Clock::now();
+    auto last_progress = start;
+    std::size_t done = 0;
+    while (done < p_.ops.size()) {
+      bool progressed = false;
+      // Start what may start: per channel, the next op once its deps have completed.
+      for (std::size_t c = 0; c < channel_ops_.size(); ++c) {
+        while (next_[c] < channel_ops_[c].size()) {
+          const OpId i = channel_ops_[c][next_[c]];
+          if (!deps_done(i)) break;
+          start_op(i);
+          ++next_[c];
+          progressed = true;
+          if (state_[i] == State::Done) ++done;
+        }
+      }
+      // Complete what has arrived.
+      for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+        const OpId i = *it;
+        if (t_.test(request_[i])) {
+          finish_transfer(i);
+          ++done;
+          progressed = true;
+          it = in_flight_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      const auto now = Clock::now();
+      if (progressed) {
+        last_progress = now;
+      } else if (std::chrono::duration<double>(now - last_progress).count() > options_.timeout_s) {
+        throw BackendError(stall_message());
+      }
+    }
+    finish_avg();
+    return {std::chrono::duration<double>(Clock::now() - start).count()};
+  }
+
+ private:
+  bool deps_done(OpId i) const {
+    for (OpId d : p_.deps_of(p_.ops[i]))
+      if (state_[d] != State::Done) return false;
+    return true;
+  }
+
+  std::byte* address(const Chunk& c) {
+    std::uint64_t offset = c.offset;
+    std::byte* base = nullptr;
+    switch (c.buffer) {
+      case Buffer::Scratch:
+        base = scratch_.data();
+        break;
+      case Buffer::Output:
+        base = output_;
+        if (options_.in_place && s_.spec.collective == Collective::ReduceScatter)
+          offset += in_place_offset(s_.spec, rank_);
+        break;
+      case Buffer::Input:
+        if (!options_.in_place) return const_cast<std::byte*>(input_) + offset * elem_;  // only read
+        base = output_;
+        if (s_.spec.collective == Collective::AllGather) offset += in_place_offset(s_.spec, rank_);
+        break;
+    }
+    return base + offset * elem_;
+  }
+
+  void start_op(OpId i) {
+    const Op& op = p_.ops[i];
+    switch (op.kind) {
+      case OpKind::Send:
+        request_[i] = t_.isend(op.peer, op.channel, address(op.src), op.src.count * elem_);
+        break;
+      case OpKind::Recv:
+        request_[i] = t_.irecv(op.peer, op.channel, address(op.dst), op.dst.count * elem_);
+        break;
+      case OpKind::RecvReduce:
+        staging_[i].resize(op.dst.count * elem_);
+        request_[i] = t_.irecv(op.peer, op.channel, staging_[i].data(), staging_[i].size());
+        break;
+      case OpKind::Copy:
+        if (op.dst.count > 0) std::memmove(address(op.dst), address(op.src), op.dst.count * elem_);
+        state_[i] = State::Done;
+        return;
+      case OpKind::LocalReduce:
+        reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst), address(op.src), op.dst.count);
+        state_[i] = State::Done;
+        return;
+    }
+    state_[i] = State::InFlight;
+    in_flight_.push_back(i);
+  }
+
+  void finish_transfer(OpId i) {
+    const Op& op = p_.ops[i];
+    if (op.kind == OpKind::RecvReduce) {
+      reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data(), op.dst.count);
+      std::vector<std::byte>().swap(staging_[i]);
+    }
+    state_[i] = State::Done;
+  }
+
+  void finish_avg() {
+    if (s_.spec.op != ReduceOp::Avg || s_.spec.collective == Collective::AllGather ||
+        s_.spec.collective == Collective::Broadcast) {
+      return;
+    }
+    const ElemRange result = result_range(s_.spec, rank_);
+    scale(s_.spec.dtype, address(Chunk{Buffer::Output, result.offset, result.count}),
+          1.0 / s_.spec.world_size, result.count);
+  }
+
+  std::string stall_message() const {
+    std::string waiting;
+    for (OpId i : in_flight_) {
+      const Op& op = p_.ops[i];
+      waiting = fmt::format("op {} ({} {} rank {} on channel {})", i, to_string(op.kind),
+                            op.kind == OpKind::Send ? "to" : "from", op.peer, op.channel);
+      break;
+    }
+    if (waiting.empty()) waiting = "ops whose deps never completed";
+    std::size_t done = 0;
+    for (State st : state_)
+      done += st == State::Done;
+    return fmt::format("{} executor: rank {} made no progress for {} s, waiting on {}; {} of {} ops done",
+                       t_.name(), rank_, options_.timeout_s, waiting, done, p_.ops.size());
+  }
+
+  const Schedule& s_;
+  Transport& t_;
+  const int rank_;
+  const Program& p_;
+  const RunOptions options_;
+  const std::size_t elem_;
+  const std::byte* input_;
+  std::byte* output_;
+  std::vector<std::byte> scratch_;
+  std::vector<State> state_;
+  std::vector<Transport::Request> request_;
+  std::vector<std::vector<std::byte>> staging_;
+  std::vector<std::vector<OpId>> channel_ops_;
+  std::vector<std::size_t> next_;
+  std::deque<OpId> in_flight_;
+};
+
+}  // namespace
+
+RankTiming run_rank(const Schedule& schedule, Transport& transport, const void* input, void* output,
+                    const RunOptions& options) {
+  if (schedule.world_size() != transport.world_size()) {
+    throw ConfigError(fmt::format("the schedule is for {} ranks, the {} world has {}", schedule.world_size(),
+                                  transport.name(), transport.world_size()));
+  }
+  return RankRun(schedule, transport, input, output, options).run();
+}
+
+std::size_t scratch_bytes(const Schedule& schedule, int rank) {
+  return schedule.ranks.at(static_cast<std::size_t>(rank)).scratch_count *
+         dtype_size_bytes(schedule.spec.dtype);
+}
+
+}  // namespace cclab::real

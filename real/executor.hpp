@@ -1,0 +1,32 @@
+// Runs this process's rank of a verified schedule over a Transport, with the IR's semantics: the ops of a
+// channel start in program order, an op starts when its deps have completed, channels progress
+// independently (so chunked, multi-channel rings pipeline), and transfers are nonblocking. Receive-reduce
+// lands in a staging buffer and is reduced into its destination when the message has arrived.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "real/transport.hpp"
+
+namespace cclab::real {
+
+struct RunOptions {
+  bool in_place = false;  // the input lives inside `output` at in_place_offset() (NCCL's convention)
+  double timeout_s = 60;  // no progress for this long: BackendError naming the op and the peer it waits on
+};
+
+struct RankTiming {
+  double total_s = 0;  // from the first op started to the last completed
+};
+
+// `input` holds input_count(spec, rank) elements (ignored in place); `output` holds output_count(spec, rank)
+// (in place: the larger of the two). Avg is finished by scaling the rank's result range.
+RankTiming run_rank(const Schedule& schedule, Transport& transport, const void* input, void* output,
+                    const RunOptions& options = {});
+
+// A schedule's ops run on one rank, for sizing scratch and staging ahead of time.
+std::size_t scratch_bytes(const Schedule& schedule, int rank);
+
+}  // namespace cclab::real
