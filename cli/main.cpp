@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
 #if CCLAB_HAVE_SIMGRID
   cclab::cli::add_sim_command(app);
 #endif
+#if CCLAB_HAVE_MPI
+  cclab::cli::add_bench_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

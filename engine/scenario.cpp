@@ -126,14 +126,6 @@ class Reader {
   std::vector<std::pair<std::string, std::string>> swept_;
 };
 
-// Builds a topology in place inside make_shared: the conversion's result initializes the object directly
-// (C++17 copy elision), where passing load_topology's result would copy the graph (Boost.Graph's
-// adjacency_list has no move constructor).
-struct BuildTopology {
-  const std::string& spec;
-  operator topo::Topology() const { return topo::load_topology(spec); }
-};
-
 // Topologies, workloads: built once per distinct spec and shared by the points that use them.
 struct Resolved {
   std::map<std::string, std::shared_ptr<const topo::Topology>> topologies;
@@ -174,7 +166,7 @@ void read_topology(Reader& r, const YAML::Node& root, const std::string& base_di
   auto& topology = cache.topologies[p.topology_spec];
   if (!topology) {
     try {
-      topology = std::make_shared<const topo::Topology>(BuildTopology{p.topology_spec});
+      topology = topo::load_topology_shared(p.topology_spec);
     } catch (const ConfigError& e) {
       cache.topologies.erase(p.topology_spec);
       r.fail(t, "topology", e.what());

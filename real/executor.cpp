@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -72,7 +73,11 @@ class RankRun {
       const auto now = Clock::now();
       if (progressed) {
         last_progress = now;
-      } else if (std::chrono::duration<double>(now - last_progress).count() > options_.timeout_s) {
+      } else {
+        // Nothing to do until a message moves: give the core to a peer (ranks often outnumber cores).
+        std::this_thread::yield();
+      }
+      if (!progressed && std::chrono::duration<double>(now - last_progress).count() > options_.timeout_s) {
         throw BackendError(stall_message());
       }
     }

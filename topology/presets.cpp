@@ -324,4 +324,17 @@ Topology load_topology(std::string_view spec_or_path) {
   return make_preset(text);
 }
 
+namespace {
+// Converts to the loaded topology, so that make_shared initializes its object directly from load_topology's
+// result (guaranteed copy elision) instead of moving it, which would copy the graph.
+struct Loaded {
+  std::string_view spec;
+  operator Topology() const { return load_topology(spec); }
+};
+}  // namespace
+
+std::shared_ptr<const Topology> load_topology_shared(std::string_view spec_or_path) {
+  return std::make_shared<const Topology>(Loaded{spec_or_path});
+}
+
 }  // namespace cclab::topo

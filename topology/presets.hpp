@@ -4,6 +4,7 @@
 // (topology/yaml_io.hpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,8 @@ Topology make_preset(std::string_view spec);
 
 // A preset spec or a YAML file path (anything containing '/' or ending in .yaml/.yml, or an existing file).
 Topology load_topology(std::string_view spec_or_path);
+// The same, built in place on the heap and shareable. (Boost.Graph's adjacency_list has no move constructor:
+// moving a Topology copies its graph, so long-lived topologies are built where they stay.)
+std::shared_ptr<const Topology> load_topology_shared(std::string_view spec_or_path);
 
 }  // namespace cclab::topo

@@ -1,0 +1,361 @@
+// `cclab bench` (under mpirun or srun): nccl-tests-style benchmark of the engine's schedules run by the real
+// executor over MPI, side by side with MPI's own collective, on the same buffers in the same run. Options and
+// output follow nccl-tests (-b -e -f -n -w -c -d -o -r; size, count, type, redop, root, then time, algbw,
+// busbw and #wrong out of place and in place; "Out of bounds values" and "Avg bus bandwidth" footers), one
+// block per algorithm, then a summary of engine/native bus bandwidth per size.
+//
+// Timing as nccl-tests: after -w warm-up runs, -n runs back to back between two barriers; the time per run is
+// averaged over the runs and then over the ranks. Correctness: a separate checked run first (-c 1), with
+// inputs whose results are exact (real/check_data.hpp); any wrong element makes the exit status 1.
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/cost.hpp"
+#include "engine/registry.hpp"
+#include "engine/verifier.hpp"
+#include "real/check_data.hpp"
+#include "real/executor.hpp"
+#include "real/mpi_transport.hpp"
+#include "topology/presets.hpp"
+#if CCLAB_HAVE_SIMGRID
+#include "sim/simulator.hpp"
+#endif
+
+namespace cclab::cli {
+namespace {
+
+struct BenchArgs {
+  std::string min_bytes = "8";
+  std::string max_bytes = "64MiB";
+  int factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  int check = 1;
+  std::string dtype = "float";
+  std::string op = "sum";
+  int root = 0;
+  std::string collective = "allreduce";
+  std::vector<std::string> algorithms = {"all"};
+  std::string topology;  // empty: derived from the hosts
+  std::string predict;   // topology to predict on
+  std::string chunk = "1MiB";
+  int channels = 0;
+  double timeout_s = 60;
+};
+
+// nccl-tests type names, and cclab's.
+DType parse_bench_dtype(const std::string& text) {
+  static const std::map<std::string, DType> names{{"float", DType::F32},     {"f32", DType::F32},
+                                                  {"half", DType::F16},      {"f16", DType::F16},
+                                                  {"bfloat16", DType::BF16}, {"bf16", DType::BF16}};
+  const auto it = names.find(text);
+  if (it == names.end())
+    throw ConfigError(fmt::format("-d '{}': valid types are float, half, bfloat16", text));
+  return it->second;
+}
+
+const char* nccl_type_name(DType t) {
+  return t == DType::F32 ? "float" : t == DType::F16 ? "half" : "bfloat16";
+}
+
+struct Measured {
+  double time_us = 0;
+  std::uint64_t wrong = 0;
+};
+
+struct Result {
+  double busbw_out = 0, busbw_in = 0;
+  std::optional<double> predicted_us;
+};
+
+class Bench {
+ public:
+  Bench(const BenchArgs& args, real::MpiWorld& world) : args_(args), world_(world) {
+    const auto c = parse_collective(args.collective);
+    if (!c)
+      throw ConfigError(fmt::format("--collective '{}' (valid: {})", args.collective, kCollectiveNames));
+    collective_ = *c;
+    dtype_ = parse_bench_dtype(args.dtype);
+    const auto op = parse_reduce_op(args.op);
+    if (!op) throw ConfigError(fmt::format("-o '{}' (valid: {})", args.op, kReduceOpNames));
+    op_ = *op;
+    topology_spec_ = args.topology.empty() ? world.derived_topology() : args.topology;
+    topology_ = topo::load_topology_shared(topology_spec_);
+    if (static_cast<int>(topology_->gpus().size()) != world.size()) {
+      throw ConfigError(fmt::format("--topology {} has {} GPUs, the MPI world {} ranks", topology_spec_,
+                                    topology_->gpus().size(), world.size()));
+    }
+    if (!args.predict.empty()) {
+      predict_topology_ = topo::load_topology_shared(args.predict);
+      if (static_cast<int>(predict_topology_->gpus().size()) != world.size()) {
+        throw ConfigError(fmt::format("--predict {} has {} GPUs, the MPI world {} ranks", args.predict,
+                                      predict_topology_->gpus().size(), world.size()));
+      }
+    }
+    options_.chunk_bytes = parse_size_bytes(args.chunk);
+    options_.channels = args.channels;
+    for (const std::string& name : args.algorithms) {
+      if (name == "all") {
+        for (const Algorithm* a : algorithms_for(collective_))
+          names_.push_back(a->name);
+        names_.push_back("mpi");
+      } else if (name == "mpi" || find_algorithm(collective_, name)) {
+        names_.push_back(name);
+      } else {
+        throw ConfigError(
+            fmt::format("--algo '{}' (valid: all, mpi, {})", name, algorithm_names(collective_)));
+      }
+    }
+  }
+
+  int run() {
+    const std::uint64_t min_bytes = parse_size_bytes(args_.min_bytes),
+                        max_bytes = parse_size_bytes(args_.max_bytes);
+    if (args_.factor < 2) throw ConfigError("-f must be at least 2");
+    if (min_bytes > max_bytes) throw ConfigError("-b is larger than -e");
+    header();
+    const std::size_t elem = dtype_size_bytes(dtype_);
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, elem); b <= max_bytes; b *= args_.factor) {
+      sizes.push_back(b / elem * elem);
+      if (b > max_bytes / args_.factor) break;
+    }
+    std::map<std::string, std::map<std::uint64_t, Result>> results;
+    std::uint64_t wrong_total = 0;
+    for (const std::string& name : names_) {
+      print0(
+          "#\n# algorithm: {}{}\n", name,
+          name == "mpi" ? " (Open MPI's own collective, native)" : " (cclab engine, real executor over MPI)");
+      table_header();
+      double busbw_sum = 0;
+      std::uint64_t wrong = 0;
+      for (const std::uint64_t bytes : sizes) {
+        const CollectiveSpec spec = spec_for(*topology_, collective_, bytes / elem, dtype_, op_, args_.root);
+        std::optional<Schedule> schedule;
+        if (name != "mpi") {
+          Planned planned = plan_collective(spec, *topology_, name, options_);
+          if (!planned.schedule) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, planned.reason);
+            continue;
+          }
+          verify_or_throw(*planned.schedule);
+          schedule = std::move(planned.schedule);
+        }
+        const Measured out = measure(spec, schedule, false), in = measure(spec, schedule, true);
+        const double factor = busbw_factor(collective_, world_.size());
+        auto algbw = [&](double us) { return us > 0 ? bytes / us / 1e3 : 0.0; };
+        Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
+        if (schedule && predict_topology_) r.predicted_us = predict_us(*schedule);
+        print0(
+            "{:>12} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} "
+            "{:>6}",
+            bytes, spec.count, nccl_type_name(dtype_), to_string(op_), rooted() ? args_.root : -1,
+            out.time_us, algbw(out.time_us), r.busbw_out, out.wrong, in.time_us, algbw(in.time_us),
+            r.busbw_in, in.wrong);
+        if (r.predicted_us) {
+          print0(" {:>10.2f} {:>+7.1f}%", *r.predicted_us,
+                 100 * (*r.predicted_us - out.time_us) / out.time_us);
+        }
+        print0("\n");
+        busbw_sum += r.busbw_out;
+        wrong += out.wrong + in.wrong;
+        results[name][bytes] = r;
+      }
+      print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+      print0("# Avg bus bandwidth    : {:.4f}\n", sizes.empty() ? 0.0 : busbw_sum / sizes.size());
+      wrong_total += wrong;
+    }
+    summary(sizes, results);
+    return wrong_total == 0 ? 0 : 1;
+  }
+
+ private:
+  template <typename... Args>
+  void print0(fmt::format_string<Args...> format, Args&&... args) {
+    if (world_.rank() == 0) fmt::print(format, std::forward<Args>(args)...);
+  }
+
+  bool rooted() const { return collective_ == Collective::Broadcast || collective_ == Collective::Reduce; }
+
+  void header() {
+    print0("# cclab bench: {}, {} ranks on {} node(s), transport mpi, topology {}\n", to_string(collective_),
+           world_.size(), world_.nodes(), topology_spec_);
+    print0(
+        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} agg iters: "
+        "1 "
+        "validation: {} graph: 0\n#\n# Using devices\n",
+        parse_size_bytes(args_.min_bytes), parse_size_bytes(args_.max_bytes), args_.factor, args_.warmup,
+        args_.iters, args_.check);
+    // Every rank's line, in rank order, through rank 0.
+    const std::string line = fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [cpu]\n",
+                                         world_.rank(), ::getpid(), world_.host(), -1);
+    std::vector<char> all(static_cast<std::size_t>(world_.size()) * 128, '\0');
+    std::vector<char> mine(128, '\0');
+    std::copy_n(line.begin(), std::min<std::size_t>(line.size(), 127), mine.begin());
+    MPI_Gather(mine.data(), 128, MPI_CHAR, all.data(), 128, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < world_.size(); ++r)
+      print0("{}", std::string(all.data() + r * 128));
+  }
+
+  void table_header() {
+    std::string extra_title, extra_cols, extra_units;
+    if (predict_topology_) {
+      extra_cols = fmt::format(" {:>10} {:>8}", "predicted", "error");
+      extra_units = fmt::format(" {:>10} {:>8}", "(us)", "");
+    }
+    print0("#{:>73}{:>39}\n", "out-of-place", "in-place");
+    print0("#{:>11} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6} {:>10} {:>7} {:>7} {:>6}{}\n", "size",
+           "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong", extra_cols);
+    print0("#{:>11} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6} {:>10} {:>7} {:>7} {:>6}{}\n", "(B)",
+           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+           extra_units);
+  }
+
+  Measured measure(const CollectiveSpec& spec, const std::optional<Schedule>& schedule, bool in_place) {
+    const int rank = world_.rank();
+    const std::size_t elem = dtype_size_bytes(spec.dtype);
+    const std::uint64_t out_elems =
+        in_place ? std::max(input_count(spec, rank), output_count(spec, rank)) : output_count(spec, rank);
+    std::vector<std::byte> input(input_count(spec, rank) * elem), output(out_elems * elem);
+    auto once = [&] {
+      if (schedule) {
+        real::run_rank(*schedule, transport_, input.data(), output.data(), {in_place, args_.timeout_s});
+      } else {
+        real::mpi_native_collective(spec, transport_.comm(), input.data(), output.data(), in_place);
+      }
+    };
+    Measured m;
+    if (args_.check) {
+      real::fill_input(spec, rank, input.data(), output.data(), in_place);
+      once();
+      m.wrong = real::count_wrong(spec, rank, output.data(), in_place);
+      MPI_Allreduce(MPI_IN_PLACE, &m.wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    for (int i = 0; i < args_.warmup; ++i)
+      once();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < args_.iters; ++i)
+      once();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double seconds = (MPI_Wtime() - start) / std::max(1, args_.iters);
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    m.time_us = seconds / world_.size() * 1e6;
+    return m;
+  }
+
+  // The same schedule's time on the --predict topology: SimGrid when built with it, else the α-β model.
+  double predict_us(const Schedule& schedule) {
+#if CCLAB_HAVE_SIMGRID
+    return sim::simulate(schedule, *predict_topology_).total_s * 1e6;
+#else
+    return estimate_cost(schedule, *predict_topology_).total_s * 1e6;
+#endif
+  }
+
+  void summary(const std::vector<std::uint64_t>& sizes,
+               const std::map<std::string, std::map<std::uint64_t, Result>>& results) {
+    if (!results.count("mpi") || results.size() < 2) return;
+    print0("#\n# Summary: out-of-place busbw (GB/s) per size; engine/native = best engine algorithm / mpi\n");
+    print0("#{:>11}", "size");
+    for (const std::string& name : names_)
+      print0(" {:>16}", name);
+    print0(" {:>14}\n", "engine/native");
+    for (const std::uint64_t bytes : sizes) {
+      print0(" {:>11}", bytes);
+      double best = 0;
+      for (const std::string& name : names_) {
+        const auto it = results.at(name).find(bytes);
+        if (it == results.at(name).end()) {
+          print0(" {:>16}", "n/a");
+          continue;
+        }
+        print0(" {:>16.3f}", it->second.busbw_out);
+        if (name != "mpi") best = std::max(best, it->second.busbw_out);
+      }
+      const auto native = results.at("mpi").find(bytes);
+      const double ratio = native != results.at("mpi").end() && native->second.busbw_out > 0
+                               ? best / native->second.busbw_out
+                               : 0.0;
+      print0(" {:>13.2f}x\n", ratio);
+    }
+  }
+
+  BenchArgs args_;
+  real::MpiWorld& world_;
+  real::MpiTransport transport_;
+  Collective collective_ = Collective::AllReduce;
+  DType dtype_ = DType::F32;
+  ReduceOp op_ = ReduceOp::Sum;
+  std::string topology_spec_;
+  std::shared_ptr<const topo::Topology> topology_;
+  std::shared_ptr<const topo::Topology> predict_topology_;
+  PlanOptions options_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand(
+      "bench", "nccl-tests-style benchmark under mpirun/srun: engine schedules vs MPI's own collectives");
+  cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();
+  cmd->add_option("-n,--iters", args->iters, "timed runs per point")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("-w,--warmup_iters", args->warmup, "untimed runs first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("-c,--check", args->check, "check results (0/1)")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  cmd->add_option("-d,--datatype", args->dtype, "float, half, bfloat16")->capture_default_str();
+  cmd->add_option("-o,--op", args->op, "sum, avg, min, max")->capture_default_str();
+  cmd->add_option("-r,--root", args->root, "root of broadcast and reduce")->capture_default_str();
+  cmd->add_option("--collective", args->collective, std::string(kCollectiveNames))->capture_default_str();
+  cmd->add_option("--algo", args->algorithms, "engine algorithms and/or mpi; all = every one")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--topology", args->topology,
+                  "how the ranks are connected, for planning (default: one node per host, from MPI)");
+  cmd->add_option("--predict", args->predict,
+                  "also predict each schedule on this topology (SimGrid, else α-β) and print the error");
+  cmd->add_option("--chunk", args->chunk, "pipeline chunk of the schedules")->capture_default_str();
+  cmd->add_option("--channels", args->channels, "channels (0: the planner's default)")->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "seconds without progress before a rank gives up")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([args] {
+    int argc = 0;
+    char** argv = nullptr;
+    real::MpiWorld world(&argc, &argv);
+    int code = 0;
+    try {
+      code = Bench(*args, world).run();
+    } catch (const ConfigError& e) {
+      // Bad input is the same on every rank: one line, from rank 0, and a normal exit.
+      if (world.rank() == 0) fmt::print(stderr, "cclab: error: {}\n", e.what());
+      code = 1;
+    } catch (const Error& e) {
+      // A failed call or a dead peer: this rank says which, then every rank leaves, so none hangs.
+      fmt::print(stderr, "cclab: error: rank {}: {}\n", world.rank(), e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (code != 0) throw ExitStatus{code};
+  });
+}
+
+}  // namespace cclab::cli
