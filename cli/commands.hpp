@@ -17,8 +17,9 @@ void add_algorithms_command(CLI::App& app);
 void add_workload_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_regress_command(CLI::App& app);
-void add_sim_command(CLI::App& app);    // only when built with SimGrid
-void add_bench_command(CLI::App& app);  // only when built with MPI
+void add_sim_command(CLI::App& app);        // only when built with SimGrid
+void add_bench_command(CLI::App& app);      // only when built with MPI
+void add_calibrate_command(CLI::App& app);  // only when built with MPI
 
 // The built-in default: 32 DGX A100 nodes = 256 GPUs on one HDR InfiniBand switch.
 inline constexpr const char* kDefaultTopology = "dgx_a100:32";

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
 #endif
 #if CCLAB_HAVE_MPI
   cclab::cli::add_bench_command(app);
+  cclab::cli::add_calibrate_command(app);
 #endif
   try {
     app.parse(argc, argv);

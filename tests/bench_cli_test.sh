@@ -31,6 +31,13 @@ check bench-bf16-rs 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 64K -f 8 -n 2 -d bfloat16 --collective reduce_scatter --algo ring,mpi | tr '\n' ' '"
 check bench-predict 0 "predicted.*error" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 --algo ring \
   --predict "pcie_server:1,gpus=2"
+check calibrate 0 "intra-node: alpha .* beta .*wrote" -- bash -c \
+  "${run[*]} -np 2 \"$cclab\" calibrate --out \"$dir/t.yaml\" -e 1M -n 3 | tr '\n' ' '"
+check calibrated-topology 0 "2 GPUs" -- "$cclab" topology show "$dir/t.yaml"
+check bench-predict-calibrated 0 "1048576 .* [-+][0-9]+\.[0-9]%" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 \
+  --algo ring --predict "$dir/t.yaml"
+check calibrate-one-rank 1 "^cclab: error: calibrate needs at least 2 ranks" -- "${run[@]}" -np 1 "$cclab" calibrate \
+  --out "$dir/x.yaml"
 check bench-bad-algo 1 "^cclab: error: --algo 'fastest'" -- "${run[@]}" -np 2 "$cclab" bench --algo fastest
 check bench-bad-predict 1 "^cclab: error: --predict dgx_a100:1 has 8 GPUs, the MPI world 2 ranks" -- \
   "${run[@]}" -np 2 "$cclab" bench --predict dgx_a100:1
