@@ -15,8 +15,11 @@ float bf16_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16(float f);
 
 // dst[i] = a[i] (op) b[i] for n elements of `type`; Avg sums (the caller divides at the end, see scale()).
-// dst may alias a or b.
+// dst may alias a or b. f16 and bf16 use AVX2 + F16C when the CPU has them (eight elements per step).
 void reduce(DType type, ReduceOp op, void* dst, const void* a, const void* b, std::size_t n);
+
+// The same without the AVX2/F16C path for f16 and bf16 (tests compare the two).
+void reduce_portable(DType type, ReduceOp op, void* dst, const void* a, const void* b, std::size_t n);
 
 // dst[i] *= factor (used to finish Avg).
 void scale(DType type, void* dst, double factor, std::size_t n);
