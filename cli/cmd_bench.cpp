@@ -228,7 +228,8 @@ class Bench {
     std::vector<std::byte> input(input_count(spec, rank) * elem), output(out_elems * elem);
     auto once = [&] {
       if (schedule) {
-        real::run_rank(*schedule, transport_, input.data(), output.data(), {in_place, args_.timeout_s});
+        real::run_rank(*schedule, transport_, input.data(), output.data(), {in_place, args_.timeout_s},
+                       &workspace_);
       } else {
         real::mpi_native_collective(spec, transport_.comm(), input.data(), output.data(), in_place);
       }
@@ -293,6 +294,7 @@ class Bench {
   BenchArgs args_;
   real::MpiWorld& world_;
   real::MpiTransport transport_;
+  real::Workspace workspace_;
   Collective collective_ = Collective::AllReduce;
   DType dtype_ = DType::F32;
   ReduceOp op_ = ReduceOp::Sum;

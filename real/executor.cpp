@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,10 +18,49 @@ using Clock = std::chrono::steady_clock;
 
 enum class State : std::uint8_t { Waiting, InFlight, Done };
 
+// Receive-reduce staging buffers, reused: allocating a fresh megabyte per chunk costs an mmap, page faults
+// on first touch and an munmap — more than moving the chunk through shared memory.
+struct Staging {
+  std::unique_ptr<std::byte[]> bytes;
+  std::size_t capacity = 0;
+  std::byte* data = nullptr;
+};
+
+}  // namespace
+
+class Workspace::Pool {
+ public:
+  Staging acquire(std::size_t n) {
+    for (std::size_t k = 0; k < free_.size(); ++k) {
+      if (free_[k].capacity >= n) {
+        Staging s = std::move(free_[k]);
+        free_[k] = std::move(free_.back());
+        free_.pop_back();
+        return s;
+      }
+    }
+    Staging s{std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(n, 1)),
+              std::max<std::size_t>(n, 1), nullptr};
+    s.data = s.bytes.get();
+    return s;
+  }
+  void release(Staging s) { free_.push_back(std::move(s)); }
+
+ private:
+  std::vector<Staging> free_;
+};
+
+Workspace::Workspace() : pool_(std::make_unique<Pool>()) {}
+Workspace::~Workspace() = default;
+
+namespace {
+
 class RankRun {
  public:
-  RankRun(const Schedule& s, Transport& t, const void* input, void* output, const RunOptions& o)
-      : s_(s),
+  RankRun(const Schedule& s, Transport& t, const void* input, void* output, const RunOptions& o,
+          Workspace::Pool& pool)
+      : pool_(pool),
+        s_(s),
         t_(t),
         rank_(t.rank()),
         p_(s.ranks.at(static_cast<std::size_t>(t.rank()))),
@@ -123,8 +163,8 @@ class RankRun {
         request_[i] = t_.irecv(op.peer, op.channel, address(op.dst), op.dst.count * elem_);
         break;
       case OpKind::RecvReduce:
-        staging_[i].resize(op.dst.count * elem_);
-        request_[i] = t_.irecv(op.peer, op.channel, staging_[i].data(), staging_[i].size());
+        staging_[i] = pool_.acquire(op.dst.count * elem_);
+        request_[i] = t_.irecv(op.peer, op.channel, staging_[i].data, op.dst.count * elem_);
         break;
       case OpKind::Copy:
         if (op.dst.count > 0) std::memmove(address(op.dst), address(op.src), op.dst.count * elem_);
@@ -142,8 +182,8 @@ class RankRun {
   void finish_transfer(OpId i) {
     const Op& op = p_.ops[i];
     if (op.kind == OpKind::RecvReduce) {
-      reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data(), op.dst.count);
-      std::vector<std::byte>().swap(staging_[i]);
+      reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data, op.dst.count);
+      pool_.release(std::move(staging_[i]));
     }
     state_[i] = State::Done;
   }
@@ -174,6 +214,7 @@ class RankRun {
                        t_.name(), rank_, options_.timeout_s, waiting, done, p_.ops.size());
   }
 
+  Workspace::Pool& pool_;
   const Schedule& s_;
   Transport& t_;
   const int rank_;
@@ -185,7 +226,7 @@ class RankRun {
   std::vector<std::byte> scratch_;
   std::vector<State> state_;
   std::vector<Transport::Request> request_;
-  std::vector<std::vector<std::byte>> staging_;
+  std::vector<Staging> staging_;
   std::vector<std::vector<OpId>> channel_ops_;
   std::vector<std::size_t> next_;
   std::deque<OpId> in_flight_;
@@ -194,12 +235,14 @@ class RankRun {
 }  // namespace
 
 RankTiming run_rank(const Schedule& schedule, Transport& transport, const void* input, void* output,
-                    const RunOptions& options) {
+                    const RunOptions& options, Workspace* workspace) {
   if (schedule.world_size() != transport.world_size()) {
     throw ConfigError(fmt::format("the schedule is for {} ranks, the {} world has {}", schedule.world_size(),
                                   transport.name(), transport.world_size()));
   }
-  return RankRun(schedule, transport, input, output, options).run();
+  if (workspace) return RankRun(schedule, transport, input, output, options, workspace->pool()).run();
+  Workspace local;
+  return RankRun(schedule, transport, input, output, options, local.pool()).run();
 }
 
 std::size_t scratch_bytes(const Schedule& schedule, int rank) {
