@@ -7,21 +7,7 @@ mpirun=${2:-mpirun}
 run=("$mpirun" --oversubscribe --allow-run-as-root)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail=0
-check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [[ $status -ne $want ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: status $status (want $want), output:"
-    echo "$out" | tail -30
-    fail=1
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/check.sh"
 
 check bench-all 0 "(Out of bounds values : 0 OK.*){6}# Summary.*engine/native" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 256K -f 16 -n 3 -w 1 --algo all | tr '\n' ' '"

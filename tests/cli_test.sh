@@ -5,21 +5,7 @@ cclab=$1
 src=$(cd "$(dirname "$0")/.." && pwd)  # the source tree: scenarios/
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail=0
-check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [[ $status -ne $want ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: status $status (want $want), output:"
-    echo "$out" | head -20
-    fail=1
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/check.sh"
 
 check plan-dump 0 "verify: OK" -- "$cclab" plan --topology dgx_a100:32 --collective allreduce --algo ring --size 1GiB --dump "$dir/p.json"
 check verify-good 0 "^OK" -- "$cclab" verify "$dir/p.json"
