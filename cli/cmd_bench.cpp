@@ -1,5 +1,6 @@
 // `cclab bench` (under mpirun or srun): nccl-tests-style benchmark of the engine's schedules run by the real
-// executor over MPI, side by side with MPI's own collective, on the same buffers in the same run. Options and
+// executor over MPI, side by side with the native collectives (Open MPI's, and torch c10d's Gloo where
+// LibTorch is found), on the same buffers in the same run. Options and
 // output follow nccl-tests (-b -e -f -n -w -c -d -o -r; size, count, type, redop, root, then time, algbw,
 // busbw and #wrong out of place and in place; "Out of bounds values" and "Avg bus bandwidth" footers), one
 // block per algorithm, then a summary of engine/native bus bandwidth per size.
@@ -10,10 +11,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
@@ -25,6 +28,12 @@
 #include "real/executor.hpp"
 #include "real/mpi_transport.hpp"
 #include "topology/presets.hpp"
+#if CCLAB_HAVE_GLOO
+#include "real/gloo_collectives.hpp"
+#endif
+#if CCLAB_HAVE_NCCL
+#include "real/nccl_transport.hpp"
+#endif
 #if CCLAB_HAVE_SIMGRID
 #include "sim/simulator.hpp"
 #endif
@@ -49,6 +58,7 @@ struct BenchArgs {
   std::string chunk = "1MiB";
   int channels = 0;
   double timeout_s = 60;
+  std::string transport = "mpi";  // mpi: host buffers; nccl: one GPU per rank
 };
 
 // nccl-tests type names, and cclab's.
@@ -71,6 +81,22 @@ struct Measured {
   std::uint64_t wrong = 0;
 };
 
+// The native collectives measured beside the engine, per transport: on host buffers Open MPI's and torch
+// c10d's Gloo (where LibTorch is); on GPU buffers NCCL's.
+std::vector<std::string> natives_for(const std::string& transport) {
+  if (transport == "nccl") return {"nccl"};
+  std::vector<std::string> natives{"mpi"};
+  if (CCLAB_HAVE_GLOO) natives.push_back("gloo");
+  return natives;
+}
+
+std::string describe_algorithm(const std::string& name, const std::string& transport) {
+  if (name == "mpi") return " (Open MPI's own collective, native)";
+  if (name == "gloo") return " (torch c10d ProcessGroupGloo, native)";
+  if (name == "nccl") return " (NCCL's own collective, native)";
+  return fmt::format(" (cclab engine, real executor over {})", transport);
+}
+
 struct Result {
   double busbw_out = 0, busbw_in = 0;
   std::optional<double> predicted_us;
@@ -79,6 +105,18 @@ struct Result {
 class Bench {
  public:
   Bench(const BenchArgs& args, real::MpiWorld& world) : args_(args), world_(world) {
+    if (args.transport == "nccl") {
+#if CCLAB_HAVE_NCCL
+      nccl_ = std::make_unique<real::NcclTransport>(world);
+      engine_ = nccl_.get();
+#else
+      throw ConfigError(
+          "--transport nccl: this cclab was built without CUDA and NCCL (set CUDA_HOME/NCCL_HOME)");
+#endif
+    } else if (args.transport != "mpi") {
+      throw ConfigError(fmt::format("--transport '{}' (valid: mpi, nccl)", args.transport));
+    }
+    natives_ = natives_for(args.transport);
     const auto c = parse_collective(args.collective);
     if (!c)
       throw ConfigError(fmt::format("--collective '{}' (valid: {})", args.collective, kCollectiveNames));
@@ -106,14 +144,19 @@ class Bench {
       if (name == "all") {
         for (const Algorithm* a : algorithms_for(collective_))
           names_.push_back(a->name);
-        names_.push_back("mpi");
-      } else if (name == "mpi" || find_algorithm(collective_, name)) {
+        names_.insert(names_.end(), natives_.begin(), natives_.end());
+      } else if (is_native(name) || find_algorithm(collective_, name)) {
         names_.push_back(name);
       } else {
-        throw ConfigError(
-            fmt::format("--algo '{}' (valid: all, mpi, {})", name, algorithm_names(collective_)));
+        throw ConfigError(fmt::format("--algo '{}' (valid with --transport {}: all, {}, {})", name,
+                                      args.transport, fmt::join(natives_, ", "),
+                                      algorithm_names(collective_)));
       }
     }
+#if CCLAB_HAVE_GLOO
+    if (std::find(names_.begin(), names_.end(), "gloo") != names_.end())
+      gloo_ = std::make_unique<real::GlooCollectives>(world, args.timeout_s);
+#endif
   }
 
   int run() {
@@ -131,16 +174,28 @@ class Bench {
     std::map<std::string, std::map<std::uint64_t, Result>> results;
     std::uint64_t wrong_total = 0;
     for (const std::string& name : names_) {
-      print0(
-          "#\n# algorithm: {}{}\n", name,
-          name == "mpi" ? " (Open MPI's own collective, native)" : " (cclab engine, real executor over MPI)");
+      print0("#\n# algorithm: {}{}\n", name, describe_algorithm(name, args_.transport));
       table_header();
       double busbw_sum = 0;
       std::uint64_t wrong = 0;
       for (const std::uint64_t bytes : sizes) {
         const CollectiveSpec spec = spec_for(*topology_, collective_, bytes / elem, dtype_, op_, args_.root);
         std::optional<Schedule> schedule;
-        if (name != "mpi") {
+        if (name == "gloo") {
+#if CCLAB_HAVE_GLOO
+          if (auto why = real::GlooCollectives::unsupported(spec)) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, *why);
+            continue;
+          }
+#endif
+        } else if (name == "nccl") {
+#if CCLAB_HAVE_NCCL
+          if (auto why = real::NcclTransport::native_unsupported(spec)) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, *why);
+            continue;
+          }
+#endif
+        } else if (name != "mpi") {
           Planned planned = plan_collective(spec, *topology_, name, options_);
           if (!planned.schedule) {
             print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, planned.reason);
@@ -149,7 +204,7 @@ class Bench {
           verify_or_throw(*planned.schedule);
           schedule = std::move(planned.schedule);
         }
-        const Measured out = measure(spec, schedule, false), in = measure(spec, schedule, true);
+        const Measured out = measure(spec, name, schedule, false), in = measure(spec, name, schedule, true);
         const double factor = busbw_factor(collective_, world_.size());
         auto algbw = [&](double us) { return us > 0 ? bytes / us / 1e3 : 0.0; };
         Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
@@ -183,11 +238,17 @@ class Bench {
     if (world_.rank() == 0) fmt::print(format, std::forward<Args>(args)...);
   }
 
-  bool rooted() const { return collective_ == Collective::Broadcast || collective_ == Collective::Reduce; }
+  bool is_native(const std::string& name) const {
+    return std::find(natives_.begin(), natives_.end(), name) != natives_.end();
+  }
+
+  bool rooted() const {
+    return collective_ == Collective::Broadcast || collective_ == Collective::Reduce;
+  }
 
   void header() {
-    print0("# cclab bench: {}, {} ranks on {} node(s), transport mpi, topology {}\n", to_string(collective_),
-           world_.size(), world_.nodes(), topology_spec_);
+    print0("# cclab bench: {}, {} ranks on {} node(s), transport {}, topology {}\n", to_string(collective_),
+           world_.size(), world_.nodes(), args_.transport, topology_spec_);
     print0(
         "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} agg iters: "
         "1 "
@@ -195,8 +256,13 @@ class Bench {
         parse_size_bytes(args_.min_bytes), parse_size_bytes(args_.max_bytes), args_.factor, args_.warmup,
         args_.iters, args_.check);
     // Every rank's line, in rank order, through rank 0.
-    const std::string line = fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [cpu]\n",
-                                         world_.rank(), ::getpid(), world_.host(), -1);
+    int device = -1;
+#if CCLAB_HAVE_NCCL
+    if (nccl_) device = nccl_->device();
+#endif
+    const std::string line =
+        fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [{}]\n", world_.rank(),
+                    ::getpid(), world_.host(), device, device >= 0 ? "gpu" : "cpu");
     std::vector<char> all(static_cast<std::size_t>(world_.size()) * 128, '\0');
     std::vector<char> mine(128, '\0');
     std::copy_n(line.begin(), std::min<std::size_t>(line.size(), 127), mine.begin());
@@ -220,25 +286,43 @@ class Bench {
            extra_units);
   }
 
-  Measured measure(const CollectiveSpec& spec, const std::optional<Schedule>& schedule, bool in_place) {
+  // Buffers live where the engine's transport keeps them (host for mpi, the GPU for nccl); inputs are filled
+  // and results checked on the host, outside the timed runs.
+  Measured measure(const CollectiveSpec& spec, const std::string& name,
+                   const std::optional<Schedule>& schedule, bool in_place) {
     const int rank = world_.rank();
     const std::size_t elem = dtype_size_bytes(spec.dtype);
     const std::uint64_t out_elems =
         in_place ? std::max(input_count(spec, rank), output_count(spec, rank)) : output_count(spec, rank);
-    std::vector<std::byte> input(input_count(spec, rank) * elem), output(out_elems * elem);
+    const std::size_t in_bytes = input_count(spec, rank) * elem, out_bytes = out_elems * elem;
+    real::Transport& t = *engine_;
+    const std::unique_ptr<void, std::function<void(void*)>> input(t.allocate(in_bytes),
+                                                                  [&t](void*p) { t.deallocate(p); }),
+        output(t.allocate(out_bytes), [&t](void*p) { t.deallocate(p); });
     auto once = [&] {
       if (schedule) {
-        real::run_rank(*schedule, transport_, input.data(), output.data(), {in_place, args_.timeout_s},
-                       &workspace_);
-      } else {
-        real::mpi_native_collective(spec, transport_.comm(), input.data(), output.data(), in_place);
+        real::run_rank(*schedule, t, input.get(), output.get(), {in_place, args_.timeout_s}, &workspace_);
+      } else if (name == "mpi") {
+        real::mpi_native_collective(spec, transport_.comm(), input.get(), output.get(), in_place);
+      } else if (name == "gloo") {
+#if CCLAB_HAVE_GLOO
+        gloo_->run(spec, input.get(), output.get(), in_place);
+#endif
+      } else if (name == "nccl") {
+#if CCLAB_HAVE_NCCL
+        nccl_->native_collective(spec, input.get(), output.get(), in_place, args_.timeout_s);
+#endif
       }
     };
     Measured m;
     if (args_.check) {
-      real::fill_input(spec, rank, input.data(), output.data(), in_place);
+      std::vector<std::byte> host_in(in_bytes), host_out(out_bytes);
+      real::fill_input(spec, rank, host_in.data(), host_out.data(), in_place);
+      t.upload(input.get(), host_in.data(), in_bytes);
+      t.upload(output.get(), host_out.data(), out_bytes);
       once();
-      m.wrong = real::count_wrong(spec, rank, output.data(), in_place);
+      t.download(host_out.data(), output.get(), out_bytes);
+      m.wrong = real::count_wrong(spec, rank, host_out.data(), in_place);
       MPI_Allreduce(MPI_IN_PLACE, &m.wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     }
     for (int i = 0; i < args_.warmup; ++i)
@@ -263,37 +347,59 @@ class Bench {
 #endif
   }
 
+  // Per size: every column's busbw, then the best engine algorithm over each native collective measured.
   void summary(const std::vector<std::uint64_t>& sizes,
                const std::map<std::string, std::map<std::uint64_t, Result>>& results) {
-    if (!results.count("mpi") || results.size() < 2) return;
-    print0("#\n# Summary: out-of-place busbw (GB/s) per size; engine/native = best engine algorithm / mpi\n");
+    std::vector<std::string> natives;
+    for (const std::string& name : names_)
+      if (is_native(name)) natives.push_back(name);
+    if (natives.empty() || results.size() <= natives.size()) return;
+    print0("#\n# Summary: out-of-place busbw (GB/s) per size; engine/X = best engine algorithm / native X\n");
     print0("#{:>11}", "size");
     for (const std::string& name : names_)
       print0(" {:>16}", name);
-    print0(" {:>14}\n", "engine/native");
+    for (const std::string& native : natives)
+      print0(" {:>12}", "engine/" + native);
+    print0("\n");
+    auto busbw = [&](const std::string& name, std::uint64_t bytes) -> std::optional<double> {
+      const auto column = results.find(name);
+      if (column == results.end()) return std::nullopt;
+      const auto it = column->second.find(bytes);
+      if (it == column->second.end()) return std::nullopt;
+      return it->second.busbw_out;
+    };
     for (const std::uint64_t bytes : sizes) {
       print0(" {:>11}", bytes);
       double best = 0;
       for (const std::string& name : names_) {
-        const auto it = results.at(name).find(bytes);
-        if (it == results.at(name).end()) {
+        const auto value = busbw(name, bytes);
+        if (value) {
+          print0(" {:>16.3f}", *value);
+        } else {
           print0(" {:>16}", "n/a");
-          continue;
         }
-        print0(" {:>16.3f}", it->second.busbw_out);
-        if (name != "mpi") best = std::max(best, it->second.busbw_out);
+        if (value && !is_native(name)) best = std::max(best, *value);
       }
-      const auto native = results.at("mpi").find(bytes);
-      const double ratio = native != results.at("mpi").end() && native->second.busbw_out > 0
-                               ? best / native->second.busbw_out
-                               : 0.0;
-      print0(" {:>13.2f}x\n", ratio);
+      for (const std::string& native : natives) {
+        const auto value = busbw(native, bytes);
+        if (value && *value > 0) {
+          print0(" {:>11.2f}x", best / *value);
+        } else {
+          print0(" {:>12}", "n/a");
+        }
+      }
+      print0("\n");
     }
   }
 
   BenchArgs args_;
   real::MpiWorld& world_;
   real::MpiTransport transport_;
+#if CCLAB_HAVE_NCCL
+  std::unique_ptr<real::NcclTransport> nccl_;
+#endif
+  real::Transport* engine_ = &transport_;  // runs the engine's schedules
+  std::vector<std::string> natives_;
   real::Workspace workspace_;
   Collective collective_ = Collective::AllReduce;
   DType dtype_ = DType::F32;
@@ -303,6 +409,9 @@ class Bench {
   std::shared_ptr<const topo::Topology> predict_topology_;
   PlanOptions options_;
   std::vector<std::string> names_;
+#if CCLAB_HAVE_GLOO
+  std::unique_ptr<real::GlooCollectives> gloo_;
+#endif
 };
 
 }  // namespace
@@ -327,7 +436,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-o,--op", args->op, "sum, avg, min, max")->capture_default_str();
   cmd->add_option("-r,--root", args->root, "root of broadcast and reduce")->capture_default_str();
   cmd->add_option("--collective", args->collective, std::string(kCollectiveNames))->capture_default_str();
-  cmd->add_option("--algo", args->algorithms, "engine algorithms and/or mpi; all = every one")
+  cmd->add_option("--algo", args->algorithms,
+                  "engine algorithms and/or native ones (mpi, gloo); all = every one")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--topology", args->topology,
@@ -336,6 +446,9 @@ void add_bench_command(CLI::App& app) {
                   "also predict each schedule on this topology (SimGrid, else α-β) and print the error");
   cmd->add_option("--chunk", args->chunk, "pipeline chunk of the schedules")->capture_default_str();
   cmd->add_option("--channels", args->channels, "channels (0: the planner's default)")->capture_default_str();
+  cmd->add_option("--transport", args->transport,
+                  "mpi: host buffers, natives mpi and gloo; nccl: one GPU per rank, native nccl")
+      ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds without progress before a rank gives up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

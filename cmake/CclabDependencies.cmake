@@ -74,12 +74,26 @@ find_path(CCLAB_NCCL_INCLUDE nccl.h HINTS ${CCLAB_NCCL_ROOT}/include NO_DEFAULT_
 find_library(CCLAB_NCCL_LIBRARY nccl HINTS ${CCLAB_NCCL_ROOT}/lib64 ${CCLAB_NCCL_ROOT}/lib NO_DEFAULT_PATH)
 find_path(CCLAB_CUDA_INCLUDE cuda_runtime.h HINTS ${CCLAB_CUDA_ROOT}/include NO_DEFAULT_PATH)
 find_library(CCLAB_CUDART_LIBRARY cudart HINTS ${CCLAB_CUDA_ROOT}/lib64 ${CCLAB_CUDA_ROOT}/lib NO_DEFAULT_PATH)
-if(CCLAB_NCCL_INCLUDE AND CCLAB_NCCL_LIBRARY AND CCLAB_CUDA_INCLUDE AND CCLAB_CUDART_LIBRARY)
+find_program(CCLAB_NVCC nvcc HINTS ${CCLAB_CUDA_ROOT}/bin NO_DEFAULT_PATH)
+option(CCLAB_WITH_CUDA "Build the NCCL transport and CUDA kernels when CUDA and NCCL are found" ON)
+if(CCLAB_WITH_CUDA AND CCLAB_NCCL_INCLUDE AND CCLAB_NCCL_LIBRARY AND CCLAB_CUDA_INCLUDE AND CCLAB_CUDART_LIBRARY
+   AND CCLAB_NVCC)
   set(CCLAB_HAVE_NCCL ON)
-  message(STATUS "cclab backend CUDA+NCCL: ON (${CCLAB_CUDA_ROOT}, ${CCLAB_NCCL_LIBRARY})")
+  # nvcc 13 supports Turing (sm_75) and newer; A100 and H100/H200 by default, override with
+  # -DCMAKE_CUDA_ARCHITECTURES=... for other GPUs.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  set(CMAKE_CUDA_COMPILER ${CCLAB_NVCC})
+  enable_language(CUDA)
+  add_library(cclab_cuda_deps INTERFACE)
+  target_include_directories(cclab_cuda_deps SYSTEM INTERFACE ${CCLAB_CUDA_INCLUDE} ${CCLAB_NCCL_INCLUDE})
+  target_link_libraries(cclab_cuda_deps INTERFACE ${CCLAB_NCCL_LIBRARY} ${CCLAB_CUDART_LIBRARY})
+  message(STATUS "cclab backend CUDA+NCCL: ON (${CCLAB_CUDA_ROOT}, ${CCLAB_NCCL_LIBRARY}, "
+                 "sm ${CMAKE_CUDA_ARCHITECTURES})")
 else()
   set(CCLAB_HAVE_NCCL OFF)
-  message(STATUS "cclab backend CUDA+NCCL: OFF (set CUDA_HOME / NCCL_HOME)")
+  message(STATUS "cclab backend CUDA+NCCL: OFF (set CUDA_HOME / NCCL_HOME, or CCLAB_WITH_CUDA is OFF)")
 endif()
 
 find_program(CCLAB_GNUPLOT gnuplot)

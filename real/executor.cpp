@@ -55,6 +55,19 @@ Workspace::~Workspace() = default;
 
 namespace {
 
+// Scratch memory where the transport keeps its buffers (host or device), freed on every exit path.
+struct TransportBuffer {
+  TransportBuffer(Transport& t, std::size_t bytes)
+      : transport(t), data(bytes ? static_cast<std::byte*>(t.allocate(bytes)) : nullptr) {}
+  ~TransportBuffer() {
+    if (data) transport.deallocate(data);
+  }
+  TransportBuffer(const TransportBuffer&) = delete;
+  TransportBuffer& operator=(const TransportBuffer&) = delete;
+  Transport& transport;
+  std::byte* data;
+};
+
 class RankRun {
  public:
   RankRun(const Schedule& s, Transport& t, const void* input, void* output, const RunOptions& o,
@@ -66,9 +79,10 @@ class RankRun {
         p_(s.ranks.at(static_cast<std::size_t>(t.rank()))),
         options_(o),
         elem_(dtype_size_bytes(s.spec.dtype)),
+        device_(t.on_device()),
         input_(static_cast<const std::byte*>(input)),
         output_(static_cast<std::byte*>(output)),
-        scratch_(p_.scratch_count * elem_),
+        scratch_(t, p_.scratch_count * elem_),
         state_(p_.ops.size(), State::Waiting),
         request_(p_.ops.size(), -1),
         staging_(p_.ops.size()) {
@@ -82,6 +96,7 @@ class RankRun {
   }
 
   RankTiming run() {
+    t_.reserve_channels(s_.num_channels());
     const auto start = Clock::now();
     auto last_progress = start;
     std::size_t done = 0;
@@ -98,16 +113,23 @@ class RankRun {
           if (state_[i] == State::Done) ++done;
         }
       }
-      // Complete what has arrived.
-      for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-        const OpId i = *it;
-        if (t_.test(request_[i])) {
-          finish_transfer(i);
-          ++done;
-          progressed = true;
-          it = in_flight_.erase(it);
-        } else {
-          ++it;
+      if (progressed) t_.flush();
+      // Complete what has arrived, sweeping again after any completion: requests complete together in batches
+      // on device transports (an NCCL group and its kernels), and a sweep that tested a batch's first request
+      // just before the batch finished would see only part of it. Starting the next ops on that partial view
+      // splits what belongs in one group over two stream-ordered groups, which can deadlock against the peer.
+      for (bool found = true; found;) {
+        found = false;
+        for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+          const OpId i = *it;
+          if (t_.test(request_[i])) {
+            finish_transfer(i);
+            ++done;
+            progressed = found = true;
+            it = in_flight_.erase(it);
+          } else {
+            ++it;
+          }
         }
       }
       const auto now = Clock::now();
@@ -137,7 +159,7 @@ class RankRun {
     std::byte* base = nullptr;
     switch (c.buffer) {
       case Buffer::Scratch:
-        base = scratch_.data();
+        base = scratch_.data;
         break;
       case Buffer::Output:
         base = output_;
@@ -163,14 +185,28 @@ class RankRun {
         request_[i] = t_.irecv(op.peer, op.channel, address(op.dst), op.dst.count * elem_);
         break;
       case OpKind::RecvReduce:
+        if (device_) {
+          request_[i] = t_.recv_reduce(op.peer, op.channel, s_.spec.dtype, s_.spec.op, address(op.dst),
+                                       address(op.src), op.dst.count);
+          break;
+        }
         staging_[i] = pool_.acquire(op.dst.count * elem_);
         request_[i] = t_.irecv(op.peer, op.channel, staging_[i].data, op.dst.count * elem_);
         break;
       case OpKind::Copy:
+        if (device_) {
+          request_[i] = t_.copy(op.channel, address(op.dst), address(op.src), op.dst.count * elem_);
+          break;
+        }
         if (op.dst.count > 0) std::memmove(address(op.dst), address(op.src), op.dst.count * elem_);
         state_[i] = State::Done;
         return;
       case OpKind::LocalReduce:
+        if (device_) {
+          request_[i] = t_.reduce(op.channel, s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst),
+                                  address(op.src), op.dst.count);
+          break;
+        }
         reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst), address(op.src), op.dst.count);
         state_[i] = State::Done;
         return;
@@ -181,7 +217,7 @@ class RankRun {
 
   void finish_transfer(OpId i) {
     const Op& op = p_.ops[i];
-    if (op.kind == OpKind::RecvReduce) {
+    if (op.kind == OpKind::RecvReduce && !device_) {
       reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data, op.dst.count);
       pool_.release(std::move(staging_[i]));
     }
@@ -194,16 +230,33 @@ class RankRun {
       return;
     }
     const ElemRange result = result_range(s_.spec, rank_);
-    scale(s_.spec.dtype, address(Chunk{Buffer::Output, result.offset, result.count}),
-          1.0 / s_.spec.world_size, result.count);
+    std::byte* data = address(Chunk{Buffer::Output, result.offset, result.count});
+    if (!device_) {
+      scale(s_.spec.dtype, data, 1.0 / s_.spec.world_size, result.count);
+      return;
+    }
+    const Transport::Request request =
+        t_.scale(0, s_.spec.dtype, data, 1.0 / s_.spec.world_size, result.count);
+    t_.flush();
+    const auto start = Clock::now();
+    while (!t_.test(request)) {
+      std::this_thread::yield();
+      if (std::chrono::duration<double>(Clock::now() - start).count() > options_.timeout_s)
+        throw BackendError(fmt::format("{} executor: rank {}: the final avg scaling did not finish in {} s",
+                                       t_.name(), rank_, options_.timeout_s));
+    }
   }
 
   std::string stall_message() const {
     std::string waiting;
     for (OpId i : in_flight_) {
       const Op& op = p_.ops[i];
-      waiting = fmt::format("op {} ({} {} rank {} on channel {})", i, to_string(op.kind),
-                            op.kind == OpKind::Send ? "to" : "from", op.peer, op.channel);
+      if (op.kind == OpKind::Copy || op.kind == OpKind::LocalReduce) {
+        waiting = fmt::format("op {} ({} on channel {}, device work)", i, to_string(op.kind), op.channel);
+      } else {
+        waiting = fmt::format("op {} ({} {} rank {} on channel {})", i, to_string(op.kind),
+                              op.kind == OpKind::Send ? "to" : "from", op.peer, op.channel);
+      }
       break;
     }
     if (waiting.empty()) waiting = "ops whose deps never completed";
@@ -221,9 +274,10 @@ class RankRun {
   const Program& p_;
   const RunOptions options_;
   const std::size_t elem_;
+  const bool device_;  // local work goes to the transport (GPU streams), not the host
   const std::byte* input_;
   std::byte* output_;
-  std::vector<std::byte> scratch_;
+  TransportBuffer scratch_;
   std::vector<State> state_;
   std::vector<Transport::Request> request_;
   std::vector<Staging> staging_;

@@ -1,16 +1,24 @@
 // What the real executor needs from a network: nonblocking point-to-point between ranks, one ordered stream
 // per (peer, channel) so that the k-th send on a channel meets the k-th receive (the IR's matching rule).
-// Implemented over MPI (real/mpi_transport.hpp) and NCCL (real/nccl_transport.hpp, GPUs).
+// Implemented over MPI (real/mpi_transport.hpp, host memory) and NCCL (real/nccl_transport.hpp, GPU memory).
+//
+// Host transports leave local work (copies, reductions, receive-reduce staging) to the executor on the CPU.
+// Device transports (on_device() true) own it: the executor hands them copies, reductions and receive-reduces
+// as asynchronous requests, ordered after the earlier work of the same channel and completed through test()
+// like transfers, so that GPU buffers are never touched by the host.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+
+#include "engine/collective.hpp"
 
 namespace cclab::real {
 
 class Transport {
  public:
-  using Request = int;  // a handle from isend/irecv, valid until test() reports it complete
+  using Request = int;  // a handle from isend/irecv/..., valid until test() reports it complete
 
   virtual ~Transport() = default;
   virtual int rank() const = 0;
@@ -23,6 +31,31 @@ class Transport {
   // True once the request has completed (the handle is then released). Throws BackendError on a failure,
   // naming the call and the peer.
   virtual bool test(Request request) = 0;
+
+  // Called once per run before any op, with the schedule's channel count (the same on every rank), so that a
+  // transport can set up per-channel resources collectively.
+  virtual void reserve_channels(int /*channels*/) {}
+  // Called after every pass in which the executor started ops: a batching transport (NCCL groups its sends
+  // and receives so that a ring's send and receive of one step do not wait on each other) issues them now.
+  // Ops started in one pass never depend on each other.
+  virtual void flush() {}
+
+  // --- Memory. Host transports: ordinary host memory. Device transports: device memory. ---
+  virtual bool on_device() const { return false; }
+  virtual void* allocate(std::size_t bytes);
+  virtual void deallocate(void* data);
+  virtual void upload(void* dst, const void* host_src, std::size_t bytes);
+  virtual void download(void* host_dst, const void* src, std::size_t bytes);
+
+  // --- Local work of device transports (on_device() true); host transports throw std::logic_error. ---
+  virtual Request copy(int channel, void* dst, const void* src, std::size_t bytes);
+  // dst[i] = a[i] (op) b[i]; dst may alias a.
+  virtual Request reduce(int channel, DType dtype, ReduceOp op, void* dst, const void* a, const void* b,
+                         std::uint64_t count);
+  // Receives `count` elements from `peer` and stores src[i] (op) message[i] into dst (dst may alias src).
+  virtual Request recv_reduce(int peer, int channel, DType dtype, ReduceOp op, void* dst, const void* src,
+                              std::uint64_t count);
+  virtual Request scale(int channel, DType dtype, void* data, double factor, std::uint64_t count);
 };
 
 }  // namespace cclab::real

@@ -3,7 +3,14 @@
 // bf16; sum, avg, min, max; out of place and in place. Results must be bitwise equal to MPI's, and both right
 // by the nccl-tests-style check. Rank 0 prints one line per failure and a summary; the exit status is the
 // verdict of all ranks.
+//
+// With --nccl (on a GPU machine; exit status 77, skipped, elsewhere) the engine runs over the NCCL transport
+// on device buffers, still against MPI's own result. --topology PRESET plans for another layout of the same
+// ranks (e.g. two nodes, to run the hierarchical algorithms' inter-node phases). With --stream-emulation the
+// engine runs through StreamEmulationTransport instead: the executor's device path with NCCL's stream and
+// group semantics, emulated on the CPU (tests/stream_emulation_transport.hpp).
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,15 +21,72 @@
 #include "real/check_data.hpp"
 #include "real/executor.hpp"
 #include "real/mpi_transport.hpp"
+#include "stream_emulation_transport.hpp"
 #include "topology/presets.hpp"
+#if CCLAB_HAVE_NCCL
+#include <cuda_runtime_api.h>
+
+#include "real/nccl_transport.hpp"
+#endif
 
 using namespace cclab;
+
+namespace {
+
+// Copies of the host buffers in the transport's memory, freed on every path.
+struct EngineBuffers {
+  EngineBuffers(real::Transport& t, const std::vector<std::byte>& host_input,
+                const std::vector<std::byte>& host_output)
+      : transport(t), input(t.allocate(host_input.size())), output(t.allocate(host_output.size())) {
+    t.upload(input, host_input.data(), host_input.size());
+    t.upload(output, host_output.data(), host_output.size());
+  }
+  ~EngineBuffers() {
+    transport.deallocate(input);
+    transport.deallocate(output);
+  }
+  void download(std::vector<std::byte>& host_output) {
+    transport.download(host_output.data(), output, host_output.size());
+  }
+  real::Transport& transport;
+  void* input;
+  void* output;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   real::MpiWorld world(&argc, &argv);
   real::MpiTransport transport;
+  testing::StreamEmulationTransport emulation(transport);
+  bool emulate = false, nccl = false;
+  std::string topology_spec = world.derived_topology();
+  for (int a = 1; a < argc; ++a) {
+    if (std::strcmp(argv[a], "--stream-emulation") == 0) emulate = true;
+    if (std::strcmp(argv[a], "--nccl") == 0) nccl = true;
+    if (std::strcmp(argv[a], "--topology") == 0 && a + 1 < argc) topology_spec = argv[++a];
+  }
+  real::Transport* engine_transport_ptr = emulate ? static_cast<real::Transport*>(&emulation) : &transport;
+#if CCLAB_HAVE_NCCL
+  std::unique_ptr<real::NcclTransport> gpu;
+  if (nccl) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      if (world.rank() == 0) fmt::print("mpi_collectives_test --nccl: SKIPPED, no usable CUDA device\n");
+      return 77;
+    }
+    gpu = std::make_unique<real::NcclTransport>(world);
+    engine_transport_ptr = gpu.get();
+  }
+#else
+  if (nccl) {
+    if (world.rank() == 0) fmt::print("mpi_collectives_test --nccl: SKIPPED, built without CUDA and NCCL\n");
+    return 77;
+  }
+#endif
+  real::Transport& engine_transport = *engine_transport_ptr;
   const int P = world.size(), rank = world.rank();
-  const topo::Topology topology = topo::make_preset(world.derived_topology());
+  const topo::Topology topology = topo::make_preset(topology_spec);
   long cases = 0, failures = 0, unsupported = 0;
   const std::uint64_t counts[] = {0, 1, 7, 13ULL * P + 5, (1ULL << 18) + 3};
   for (const Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
@@ -54,7 +118,17 @@ int main(int argc, char** argv) {
                   native(out_elems * elem);
               real::fill_input(spec, rank, input.data(), engine.data(), in_place);
               real::fill_input(spec, rank, input.data(), native.data(), in_place);
-              real::run_rank(*planned.schedule, transport, input.data(), engine.data(), {in_place, 30});
+              try {
+                // The engine's buffers live where its transport keeps them (the GPU under --nccl).
+                EngineBuffers buffers(engine_transport, input, engine);
+                real::run_rank(*planned.schedule, engine_transport, buffers.input, buffers.output,
+                               {in_place, 30});
+                buffers.download(engine);
+              } catch (const Error& e) {
+                fmt::print(stderr, "rank {}: {} {} {}: {}\n", rank, algorithm->name, describe(spec),
+                           in_place ? "in place" : "out of place", e.what());
+                MPI_Abort(MPI_COMM_WORLD, 1);
+              }
               real::mpi_native_collective(spec, transport.comm(), input.data(), native.data(), in_place);
               const ElemRange result = result_range(spec, rank);
               const std::uint64_t base =
@@ -82,8 +156,10 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) {
-    fmt::print("mpi_collectives_test: {} ranks on {}: {} cases, {} failures ({} plans not applicable)\n", P,
-               topology.name(), cases, failures, unsupported);
+    fmt::print(
+        "mpi_collectives_test: {} ranks on {}, engine over {}: {} cases, {} failures ({} plans not "
+        "applicable)\n",
+        P, topology.name(), engine_transport.name(), cases, failures, unsupported);
   }
   return failures == 0 ? 0 : 1;
 }
