@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/cost.hpp"
@@ -105,16 +106,12 @@ struct Result {
 class Bench {
  public:
   Bench(const BenchArgs& args, real::MpiWorld& world) : args_(args), world_(world) {
-    if (args.transport == "nccl") {
+    if (args.transport != "mpi") {
+      engine_owned_ = make_transport(args.transport, world);
+      engine_ = engine_owned_.get();
 #if CCLAB_HAVE_NCCL
-      nccl_ = std::make_unique<real::NcclTransport>(world);
-      engine_ = nccl_.get();
-#else
-      throw ConfigError(
-          "--transport nccl: this cclab was built without CUDA and NCCL (set CUDA_HOME/NCCL_HOME)");
+      nccl_ = dynamic_cast<real::NcclTransport*>(engine_);
 #endif
-    } else if (args.transport != "mpi") {
-      throw ConfigError(fmt::format("--transport '{}' (valid: mpi, nccl)", args.transport));
     }
     natives_ = natives_for(args.transport);
     const auto c = parse_collective(args.collective);
@@ -395,10 +392,11 @@ class Bench {
   BenchArgs args_;
   real::MpiWorld& world_;
   real::MpiTransport transport_;
-#if CCLAB_HAVE_NCCL
-  std::unique_ptr<real::NcclTransport> nccl_;
-#endif
+  std::unique_ptr<real::Transport> engine_owned_;
   real::Transport* engine_ = &transport_;  // runs the engine's schedules
+#if CCLAB_HAVE_NCCL
+  real::NcclTransport* nccl_ = nullptr;  // the engine's transport, when it is NCCL (for the native column)
+#endif
   std::vector<std::string> natives_;
   real::Workspace workspace_;
   Collective collective_ = Collective::AllReduce;
@@ -447,7 +445,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--chunk", args->chunk, "pipeline chunk of the schedules")->capture_default_str();
   cmd->add_option("--channels", args->channels, "channels (0: the planner's default)")->capture_default_str();
   cmd->add_option("--transport", args->transport,
-                  "mpi: host buffers, natives mpi and gloo; nccl: one GPU per rank, native nccl")
+                  std::string(kTransportHelp) + " (natives: mpi and gloo on mpi, nccl on nccl)")
       ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds without progress before a rank gives up")
       ->check(CLI::PositiveNumber)

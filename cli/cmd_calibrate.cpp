@@ -1,15 +1,19 @@
 // `cclab calibrate` (under mpirun or srun): measures one-way point-to-point time between rank 0 and every
-// other rank (ping-pong, half the round trip, over the same MPI transport the executor uses), fits α and β
+// other rank (ping-pong, half the round trip, over the transport the executor uses: MPI, or NCCL between
+// GPUs with --transport nccl), fits α and β
 // for ranks on rank 0's node and for ranks on other nodes, and writes a topology YAML with those values and
 // the fits' residuals — the input of `cclab sim`, `predict` and `bench --predict`.
 #include <algorithm>
 #include <climits>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "real/calibration.hpp"
@@ -25,31 +29,48 @@ struct CalibrateArgs {
   std::string max_bytes = "64MiB";
   int factor = 4;
   int iters = 20;
+  std::string transport = "mpi";
+  double timeout_s = 60;
 };
 
+// Blocks until `request` completes; BackendError after `timeout_s` without completion.
+void wait(real::Transport& t, real::Transport::Request request, int peer, double timeout_s) {
+  const double start = MPI_Wtime();
+  while (!t.test(request)) {
+    if (MPI_Wtime() - start > timeout_s)
+      throw BackendError(fmt::format("{}: no answer from rank {} in {} s", t.name(), peer, timeout_s));
+  }
+}
+
 // One-way times for each size between rank 0 and `peer`; every rank calls it, only the pair works.
-std::vector<real::Sample> ping_pong(real::MpiTransport& t, int peer, const std::vector<std::uint64_t>& sizes,
-                                    int iters) {
+std::vector<real::Sample> ping_pong(real::Transport& t, int peer, const std::vector<std::uint64_t>& sizes,
+                                    int iters, double timeout_s) {
   std::vector<real::Sample> samples;
   const int rank = t.rank();
-  MPI_Barrier(t.comm());
+  real::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   if (rank != 0 && rank != peer) return samples;
   const int other = rank == 0 ? peer : 0;
-  std::vector<std::byte> buffer(sizes.empty() ? 0 : sizes.back());
+  const std::size_t capacity = sizes.empty() ? 0 : sizes.back();
+  const std::unique_ptr<void, std::function<void(void*)>> buffer(t.allocate(capacity),
+                                                                 [&t](void* p) { t.deallocate(p); });
   for (const std::uint64_t bytes : sizes) {
+    auto send = [&] {
+      const auto request = t.isend(other, 0, buffer.get(), bytes);
+      t.flush();
+      wait(t, request, other, timeout_s);
+    };
+    auto receive = [&] {
+      const auto request = t.irecv(other, 0, buffer.get(), bytes);
+      t.flush();
+      wait(t, request, other, timeout_s);
+    };
     auto round = [&] {
       if (rank == 0) {
-        real::check_mpi(MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, other, 0, t.comm()),
-                        "MPI_Send", other);
-        real::check_mpi(
-            MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, other, 0, t.comm(), MPI_STATUS_IGNORE),
-            "MPI_Recv", other);
+        send();
+        receive();
       } else {
-        real::check_mpi(
-            MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, other, 0, t.comm(), MPI_STATUS_IGNORE),
-            "MPI_Recv", other);
-        real::check_mpi(MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, other, 0, t.comm()),
-                        "MPI_Send", other);
+        receive();
+        send();
       }
     };
     for (int i = 0; i < 2; ++i)
@@ -71,8 +92,9 @@ void run_calibrate(const CalibrateArgs& args) {
   int argc = 0;
   char** argv = nullptr;
   real::MpiWorld world(&argc, &argv);
-  real::MpiTransport transport;
   try {
+    const std::unique_ptr<real::Transport> transport = make_transport(args.transport, world);
+    transport->reserve_channels(1);
     if (world.size() < 2) throw ConfigError("calibrate needs at least 2 ranks (mpirun -np 2 or more)");
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t b = parse_size_bytes(args.min_bytes); b <= parse_size_bytes(args.max_bytes);
@@ -86,7 +108,7 @@ void run_calibrate(const CalibrateArgs& args) {
     MPI_Allgather(&node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD);
     std::vector<real::Sample> intra, inter;
     for (int peer = 1; peer < world.size(); ++peer) {
-      const auto samples = ping_pong(transport, peer, sizes, args.iters);
+      const auto samples = ping_pong(*transport, peer, sizes, args.iters, args.timeout_s);
       auto& into = nodes[peer] == nodes[0] ? intra : inter;
       into.insert(into.end(), samples.begin(), samples.end());
     }
@@ -103,10 +125,9 @@ void run_calibrate(const CalibrateArgs& args) {
                          100 * f.rms_rel_residual, 100 * f.max_rel_residual);
     };
     std::string header = fmt::format(
-        "# Written by `cclab calibrate` on {} ranks ({} nodes): one-way MPI point-to-point times from rank "
-        "0, "
+        "# Written by `cclab calibrate` on {} ranks ({} nodes): one-way {} point-to-point times from rank 0, "
         "{} to {} bytes, fitted as t = alpha + bytes / beta.\n",
-        world.size(), world.nodes(), sizes.front(), sizes.back());
+        world.size(), world.nodes(), transport->name(), sizes.front(), sizes.back());
     header += describe("intra-node", intra_fit);
     if (inter_fit) header += describe("inter-node", *inter_fit);
     std::ofstream out(args.out);
@@ -145,6 +166,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest message")->capture_default_str();
   cmd->add_option("-f,--stepfactor", args->factor, "size multiplier")->capture_default_str();
   cmd->add_option("-n,--iters", args->iters, "round trips per repetition")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--transport", args->transport, kTransportHelp)->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the peer before giving up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->callback([args] { run_calibrate(*args); });

@@ -27,6 +27,14 @@ check calibrate-one-rank 1 "^cclab: error: calibrate needs at least 2 ranks" -- 
 check bench-bad-algo 1 "^cclab: error: --algo 'fastest'" -- "${run[@]}" -np 2 "$cclab" bench --algo fastest
 check bench-bad-predict 1 "^cclab: error: --predict dgx_a100:1 has 8 GPUs, the MPI world 2 ranks" -- \
   "${run[@]}" -np 2 "$cclab" bench --predict dgx_a100:1
+check bench-bad-transport 1 "^cclab: error: --transport 'ucx' \(valid: mpi, nccl\)" -- \
+  "${run[@]}" -np 2 "$cclab" bench --transport ucx
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  # No GPU here: one clear line, from rank 0, for the NCCL transport (on GPU machines scripts/gpu-check.sh runs it).
+  check bench-nccl-without-gpu 1 \
+    "^cclab: error: --transport nccl: (no usable CUDA device|this cclab was built without CUDA)" -- \
+    "${run[@]}" -np 2 "$cclab" bench --transport nccl -e 1K
+fi
 
 # Faults mid-run: one rank of a long ring benchmark gets SIGNAL; the job must end within the --timeout (plus
 # launcher slack) with a non-zero status and the expected line, instead of hanging.
