@@ -18,6 +18,7 @@
 #include "common/units.hpp"
 #include "real/calibration.hpp"
 #include "real/mpi_transport.hpp"
+#include "real/point_to_point.hpp"
 #include "topology/yaml_io.hpp"
 
 namespace cclab::cli {
@@ -33,68 +34,12 @@ struct CalibrateArgs {
   double timeout_s = 60;
 };
 
-// Blocks until `request` completes; BackendError after `timeout_s` without completion.
-void wait(real::Transport& t, real::Transport::Request request, int peer, double timeout_s) {
-  const double start = MPI_Wtime();
-  while (!t.test(request)) {
-    if (MPI_Wtime() - start > timeout_s)
-      throw BackendError(fmt::format("{}: no answer from rank {} in {} s", t.name(), peer, timeout_s));
-  }
-}
-
-// One-way times for each size between rank 0 and `peer`; every rank calls it, only the pair works.
-std::vector<real::Sample> ping_pong(real::Transport& t, int peer, const std::vector<std::uint64_t>& sizes,
-                                    int iters, double timeout_s) {
-  std::vector<real::Sample> samples;
-  const int rank = t.rank();
-  real::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  if (rank != 0 && rank != peer) return samples;
-  const int other = rank == 0 ? peer : 0;
-  const std::size_t capacity = sizes.empty() ? 0 : sizes.back();
-  const std::unique_ptr<void, std::function<void(void*)>> buffer(t.allocate(capacity),
-                                                                 [&t](void* p) { t.deallocate(p); });
-  for (const std::uint64_t bytes : sizes) {
-    auto send = [&] {
-      const auto request = t.isend(other, 0, buffer.get(), bytes);
-      t.flush();
-      wait(t, request, other, timeout_s);
-    };
-    auto receive = [&] {
-      const auto request = t.irecv(other, 0, buffer.get(), bytes);
-      t.flush();
-      wait(t, request, other, timeout_s);
-    };
-    auto round = [&] {
-      if (rank == 0) {
-        send();
-        receive();
-      } else {
-        receive();
-        send();
-      }
-    };
-    for (int i = 0; i < 2; ++i)
-      round();  // warm-up: connection set-up and first-touch of the buffers
-    // Several short repetitions, keeping the fastest: the machine is shared, and interference only adds time.
-    double best = 1e30;
-    for (int rep = 0; rep < 3; ++rep) {
-      const double start = MPI_Wtime();
-      for (int i = 0; i < iters; ++i)
-        round();
-      best = std::min(best, (MPI_Wtime() - start) / iters / 2);
-    }
-    samples.push_back({bytes, best});
-  }
-  return samples;
-}
-
 void run_calibrate(const CalibrateArgs& args) {
   int argc = 0;
   char** argv = nullptr;
   real::MpiWorld world(&argc, &argv);
   try {
     const std::unique_ptr<real::Transport> transport = make_transport(args.transport, world);
-    transport->reserve_channels(1);
     if (world.size() < 2) throw ConfigError("calibrate needs at least 2 ranks (mpirun -np 2 or more)");
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t b = parse_size_bytes(args.min_bytes); b <= parse_size_bytes(args.max_bytes);
@@ -103,22 +48,16 @@ void run_calibrate(const CalibrateArgs& args) {
     if (sizes.size() < 2 || args.factor < 2)
       throw ConfigError("calibrate needs -f >= 2 and at least two sizes");
     if (sizes.back() > static_cast<std::uint64_t>(INT_MAX)) throw ConfigError("-e must stay below 2 GiB");
-    std::vector<int> nodes(world.size());
-    int node = world.node();
-    MPI_Allgather(&node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    std::vector<real::Sample> intra, inter;
-    for (int peer = 1; peer < world.size(); ++peer) {
-      const auto samples = ping_pong(*transport, peer, sizes, args.iters, args.timeout_s);
-      auto& into = nodes[peer] == nodes[0] ? intra : inter;
-      into.insert(into.end(), samples.begin(), samples.end());
-    }
+    const real::PointToPointSamples samples =
+        real::measure_point_to_point(world, *transport, sizes, args.iters, args.timeout_s);
     if (world.rank() != 0) return;
-    // Rank 0 on a node of its own has no intra-node peers: then the inter fit stands for both.
-    const real::LinearFit intra_fit = real::fit_alpha_beta(intra.empty() ? inter : intra);
-    std::optional<real::LinearFit> inter_fit;
-    if (!inter.empty()) inter_fit = real::fit_alpha_beta(inter);
-    const topo::Topology topology =
-        real::calibrated_topology(world.nodes(), world.local_size(), intra_fit, inter_fit);
+    const real::Calibration calibration = real::fit_calibration(world, samples);
+    const real::LinearFit& intra_fit = calibration.intra;
+    const std::optional<real::LinearFit>& inter_fit = calibration.inter;
+    const topo::Topology& topology = calibration.topology;
+    const std::vector<real::Sample>& intra = samples.intra.empty() ? samples.inter : samples.intra;
+    const std::vector<real::Sample> inter =
+        samples.intra.empty() ? std::vector<real::Sample>{} : samples.inter;
     auto describe = [](const char* what, const real::LinearFit& f) {
       return fmt::format("# {}: alpha {} beta {} ({} samples; relative residual rms {:.1f}%, max {:.1f}%)\n",
                          what, format_time(f.alpha_s), format_bandwidth(f.beta_Bps), f.samples,

@@ -1,0 +1,87 @@
+#include "real/point_to_point.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "real/mpi_transport.hpp"
+
+namespace cclab::real {
+namespace {
+
+// Blocks until `request` completes; BackendError after `timeout_s` without completion.
+void wait(Transport& t, Transport::Request request, int peer, double timeout_s) {
+  const double start = MPI_Wtime();
+  while (!t.test(request)) {
+    if (MPI_Wtime() - start > timeout_s)
+      throw BackendError(fmt::format("{}: no answer from rank {} in {} s", t.name(), peer, timeout_s));
+  }
+}
+
+// One-way times for each size between rank 0 and `peer`; every rank calls it, only the pair works.
+std::vector<Sample> ping_pong(Transport& t, int peer, const std::vector<std::uint64_t>& sizes, int iters,
+                              double timeout_s) {
+  std::vector<Sample> samples;
+  const int rank = t.rank();
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  if (rank != 0 && rank != peer) return samples;
+  const int other = rank == 0 ? peer : 0;
+  const std::size_t capacity = sizes.empty() ? 0 : sizes.back();
+  const std::unique_ptr<void, std::function<void(void*)>> buffer(t.allocate(capacity),
+                                                                 [&t](void* p) { t.deallocate(p); });
+  auto transfer = [&](bool send, std::uint64_t bytes) {
+    const auto request =
+        send ? t.isend(other, 0, buffer.get(), bytes) : t.irecv(other, 0, buffer.get(), bytes);
+    t.flush();
+    wait(t, request, other, timeout_s);
+  };
+  for (const std::uint64_t bytes : sizes) {
+    auto round = [&] {
+      transfer(rank == 0, bytes);
+      transfer(rank != 0, bytes);
+    };
+    for (int i = 0; i < 2; ++i)
+      round();  // warm-up: connection set-up and first touch of the buffers
+    double best = 1e30;
+    for (int rep = 0; rep < 3; ++rep) {
+      const double start = MPI_Wtime();
+      for (int i = 0; i < iters; ++i)
+        round();
+      best = std::min(best, (MPI_Wtime() - start) / iters / 2);
+    }
+    samples.push_back({bytes, best});
+  }
+  return samples;
+}
+
+}  // namespace
+
+PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
+                                           const std::vector<std::uint64_t>& sizes, int iters,
+                                           double timeout_s) {
+  if (world.size() < 2) throw ConfigError("calibration needs at least 2 ranks (mpirun -np 2 or more)");
+  transport.reserve_channels(1);
+  std::vector<int> nodes(world.size());
+  int node = world.node();
+  check_mpi(MPI_Allgather(&node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  PointToPointSamples result;
+  for (int peer = 1; peer < world.size(); ++peer) {
+    const auto samples = ping_pong(transport, peer, sizes, iters, timeout_s);
+    auto& into = nodes[peer] == nodes[0] ? result.intra : result.inter;
+    into.insert(into.end(), samples.begin(), samples.end());
+  }
+  return result;
+}
+
+Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& samples) {
+  // Rank 0 on a node of its own has no intra-node peers: then the inter fit stands for both.
+  const LinearFit intra = fit_alpha_beta(samples.intra.empty() ? samples.inter : samples.intra);
+  std::optional<LinearFit> inter;
+  if (!samples.inter.empty()) inter = fit_alpha_beta(samples.inter);
+  return {intra, inter, calibrated_topology(world.nodes(), world.local_size(), intra, inter)};
+}
+
+}  // namespace cclab::real
