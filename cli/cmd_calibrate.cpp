@@ -54,7 +54,7 @@ void run_calibrate(const CalibrateArgs& args) {
     const real::Calibration calibration = real::fit_calibration(world, samples);
     const real::LinearFit& intra_fit = calibration.intra;
     const std::optional<real::LinearFit>& inter_fit = calibration.inter;
-    const topo::Topology& topology = calibration.topology;
+    const topo::Topology& topology = *calibration.topology;
     const std::vector<real::Sample>& intra = samples.intra.empty() ? samples.inter : samples.intra;
     const std::vector<real::Sample> inter =
         samples.intra.empty() ? std::vector<real::Sample>{} : samples.inter;

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   cclab::cli::add_bench_command(app);
   cclab::cli::add_calibrate_command(app);
 #endif
+#if CCLAB_HAVE_TRAIN
+  cclab::cli::add_train_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -81,7 +81,14 @@ Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& sa
   const LinearFit intra = fit_alpha_beta(samples.intra.empty() ? samples.inter : samples.intra);
   std::optional<LinearFit> inter;
   if (!samples.inter.empty()) inter = fit_alpha_beta(samples.inter);
-  return {intra, inter, calibrated_topology(world.nodes(), world.local_size(), intra, inter)};
+  // Converts in place inside make_shared (guaranteed copy elision), so the graph is built once.
+  struct Build {
+    const MpiWorld& world;
+    const LinearFit& intra;
+    const std::optional<LinearFit>& inter;
+    operator topo::Topology() const { return calibrated_topology(world.nodes(), world.local_size(), intra, inter); }
+  };
+  return {intra, inter, std::make_shared<const topo::Topology>(Build{world, intra, inter})};
 }
 
 }  // namespace cclab::real

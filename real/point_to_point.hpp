@@ -4,6 +4,7 @@
 // --validate`, which calibrates before it predicts.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "real/calibration.hpp"
@@ -27,7 +28,7 @@ PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& tra
 struct Calibration {
   LinearFit intra;
   std::optional<LinearFit> inter;
-  topo::Topology topology;
+  std::shared_ptr<const topo::Topology> topology;  // shared: a Boost graph copies when moved
 };
 Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& samples);
 
