@@ -21,14 +21,15 @@ void wait(Transport& t, Transport::Request request, int peer, double timeout_s) 
   }
 }
 
-// One-way times for each size between rank 0 and `peer`; every rank calls it, only the pair works.
-std::vector<Sample> ping_pong(Transport& t, int peer, const std::vector<std::uint64_t>& sizes, int iters,
+// One-way times for each size between this rank and `other` (-1: this rank sits out); every rank calls it.
+// The lower rank of a pair sends first.
+std::vector<Sample> ping_pong(Transport& t, int other, const std::vector<std::uint64_t>& sizes, int iters,
                               double timeout_s) {
   std::vector<Sample> samples;
   const int rank = t.rank();
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  if (rank != 0 && rank != peer) return samples;
-  const int other = rank == 0 ? peer : 0;
+  if (other < 0) return samples;
+  const bool first = rank < other;
   const std::size_t capacity = sizes.empty() ? 0 : sizes.back();
   const std::unique_ptr<void, std::function<void(void*)>> buffer(t.allocate(capacity),
                                                                  [&t](void* p) { t.deallocate(p); });
@@ -40,8 +41,8 @@ std::vector<Sample> ping_pong(Transport& t, int peer, const std::vector<std::uin
   };
   for (const std::uint64_t bytes : sizes) {
     auto round = [&] {
-      transfer(rank == 0, bytes);
-      transfer(rank != 0, bytes);
+      transfer(first, bytes);
+      transfer(!first, bytes);
     };
     for (int i = 0; i < 2; ++i)
       round();  // warm-up: connection set-up and first touch of the buffers
@@ -60,16 +61,26 @@ std::vector<Sample> ping_pong(Transport& t, int peer, const std::vector<std::uin
 }  // namespace
 
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
-                                           const std::vector<std::uint64_t>& sizes, int iters,
-                                           double timeout_s) {
+                                           const std::vector<std::uint64_t>& sizes, int iters, double timeout_s,
+                                           Load load) {
   if (world.size() < 2) throw ConfigError("calibration needs at least 2 ranks (mpirun -np 2 or more)");
   transport.reserve_channels(1);
   std::vector<int> nodes(world.size());
   int node = world.node();
   check_mpi(MPI_Allgather(&node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
   PointToPointSamples result;
-  for (int peer = 1; peer < world.size(); ++peer) {
-    const auto samples = ping_pong(transport, peer, sizes, iters, timeout_s);
+  const int P = world.size(), rank = world.rank();
+  if (load == Load::AllPairsAtOnce) {
+    const int half = P / 2;
+    const int other = rank < half ? rank + half : (rank < 2 * half ? rank - half : -1);
+    const auto samples = ping_pong(transport, other, sizes, iters, timeout_s);
+    if (rank == 0) (nodes[half] == nodes[0] ? result.intra : result.inter) = samples;
+    return result;
+  }
+  for (int peer = 1; peer < P; ++peer) {
+    const int other = rank == 0 ? peer : (rank == peer ? 0 : -1);
+    const auto samples = ping_pong(transport, other, sizes, iters, timeout_s);
+    if (rank != 0) continue;
     auto& into = nodes[peer] == nodes[0] ? result.intra : result.inter;
     into.insert(into.end(), samples.begin(), samples.end());
   }

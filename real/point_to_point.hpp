@@ -20,9 +20,13 @@ struct PointToPointSamples {
 };
 
 // Collective over the world: every rank calls it; rank 0 returns the samples (the others an empty set).
+// Isolated (default): rank 0 with each other rank in turn, the rest idle — the links' own α and β.
+// Loaded: all ranks at once in pairs (r, r + P/2), rank 0's pair measured — the α and β a collective sees
+// when every rank moves data at the same time and ranks share cores or memory bandwidth.
+enum class Load { Isolated, AllPairsAtOnce };
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
-                                           const std::vector<std::uint64_t>& sizes, int iters,
-                                           double timeout_s);
+                                           const std::vector<std::uint64_t>& sizes, int iters, double timeout_s,
+                                           Load load = Load::Isolated);
 
 // The calibrated topology of `world` from those samples (rank 0 only): α-β fits per intra/inter-node pair.
 struct Calibration {
