@@ -675,7 +675,8 @@ class Trainer {
       for (std::uint64_t b = 8; b <= (16ULL << 20); b *= 4)
         sizes.push_back(b);
       // Loaded: during a collective every rank moves data at once, and here ranks share cores.
-      const auto samples = measure_point_to_point(world_, transport_, sizes, 5, o_.timeout_s, Load::AllPairsAtOnce);
+      const auto samples =
+          measure_point_to_point(world_, transport_, sizes, 5, o_.timeout_s, Load::AllPairsAtOnce);
       if (rank_ == 0) calibrated = fit_calibration(world_, samples).topology;
       source = "in-process ping-pong, all rank pairs at once";
     }
