@@ -450,25 +450,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "seconds without progress before a rank gives up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->callback([args] {
-    int argc = 0;
-    char** argv = nullptr;
-    real::MpiWorld world(&argc, &argv);
-    int code = 0;
-    try {
-      code = Bench(*args, world).run();
-    } catch (const ConfigError& e) {
-      // Bad input is the same on every rank: one line, from rank 0, and a normal exit.
-      if (world.rank() == 0) fmt::print(stderr, "cclab: error: {}\n", e.what());
-      code = 1;
-    } catch (const Error& e) {
-      // A failed call or a dead peer: this rank says which, then every rank leaves, so none hangs.
-      fmt::print(stderr, "cclab: error: rank {}: {}\n", world.rank(), e.what());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (code != 0) throw ExitStatus{code};
-  });
+  cmd->callback([args] { run_under_mpi([&](real::MpiWorld& world) { return Bench(*args, world).run(); }); });
 }
 
 }  // namespace cclab::cli

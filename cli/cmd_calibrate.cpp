@@ -34,11 +34,8 @@ struct CalibrateArgs {
   double timeout_s = 60;
 };
 
-void run_calibrate(const CalibrateArgs& args) {
-  int argc = 0;
-  char** argv = nullptr;
-  real::MpiWorld world(&argc, &argv);
-  try {
+int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
+  {
     const std::unique_ptr<real::Transport> transport = make_transport(args.transport, world);
     if (world.size() < 2) throw ConfigError("calibrate needs at least 2 ranks (mpirun -np 2 or more)");
     std::vector<std::uint64_t> sizes;
@@ -50,7 +47,7 @@ void run_calibrate(const CalibrateArgs& args) {
     if (sizes.back() > static_cast<std::uint64_t>(INT_MAX)) throw ConfigError("-e must stay below 2 GiB");
     const real::PointToPointSamples samples =
         real::measure_point_to_point(world, *transport, sizes, args.iters, args.timeout_s);
-    if (world.rank() != 0) return;
+    if (world.rank() != 0) return 0;
     const real::Calibration calibration = real::fit_calibration(world, samples);
     const real::LinearFit& intra_fit = calibration.intra;
     const std::optional<real::LinearFit>& inter_fit = calibration.inter;
@@ -83,14 +80,8 @@ void run_calibrate(const CalibrateArgs& args) {
       }
     }
     fmt::print("# wrote {}\n", args.out);
-  } catch (const ConfigError& e) {
-    if (world.rank() == 0) fmt::print(stderr, "cclab: error: {}\n", e.what());
-    throw ExitStatus{1};
-  } catch (const Error& e) {
-    fmt::print(stderr, "cclab: error: rank {}: {}\n", world.rank(), e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  return 0;
 }
 
 }  // namespace
@@ -111,7 +102,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the peer before giving up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->callback([args] { run_calibrate(*args); });
+  cmd->callback(
+      [args] { run_under_mpi([&](real::MpiWorld& world) { return run_calibrate(*args, world); }); });
 }
 
 }  // namespace cclab::cli

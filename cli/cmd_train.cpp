@@ -90,22 +90,10 @@ void add_train_command(CLI::App& app) {
   cmd->callback([args] {
     args->options.bucket_bytes = parse_size_bytes(args->bucket);
     args->options.first_bucket_bytes = parse_size_bytes(args->first_bucket);
-    int argc = 0;
-    char** argv = nullptr;
-    real::MpiWorld world(&argc, &argv);
-    int code = 0;
-    try {
+    run_under_mpi([&](real::MpiWorld& world) {
       const std::unique_ptr<real::Transport> transport = make_transport(args->options.transport, world);
-      code = real::run_training(args->options, world, *transport, predict_seconds);
-    } catch (const ConfigError& e) {
-      if (world.rank() == 0) fmt::print(stderr, "cclab: error: {}\n", e.what());
-      code = 1;
-    } catch (const Error& e) {
-      fmt::print(stderr, "cclab: error: rank {}: {}\n", world.rank(), e.what());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (code != 0) throw ExitStatus{code};
+      return real::run_training(args->options, world, *transport, predict_seconds);
+    });
   });
 }
 

@@ -102,3 +102,17 @@ if(CCLAB_GNUPLOT)
 else()
   message(STATUS "cclab plots (gnuplot): OFF (install gnuplot-nox)")
 endif()
+
+# Optional parts: `consumer` links `target` and sees DEFINE=1 (and compiles the extra sources) when the target
+# exists, DEFINE=0 otherwise, so code can say `#if CCLAB_HAVE_X`.
+function(cclab_link_optional consumer target define)
+  if(TARGET ${target})
+    target_link_libraries(${consumer} PRIVATE ${target})
+    target_compile_definitions(${consumer} PRIVATE ${define}=1)
+    if(ARGN)
+      target_sources(${consumer} PRIVATE ${ARGN})
+    endif()
+  else()
+    target_compile_definitions(${consumer} PRIVATE ${define}=0)
+  endif()
+endfunction()
