@@ -21,6 +21,7 @@ void add_sim_command(CLI::App& app);        // only when built with SimGrid
 void add_bench_command(CLI::App& app);      // only when built with MPI
 void add_calibrate_command(CLI::App& app);  // only when built with MPI
 void add_train_command(CLI::App& app);      // only when built with MPI and LibTorch
+void add_checkpoint_command(CLI::App& app);
 
 // The built-in default: 32 DGX A100 nodes = 256 GPUs on one HDR InfiniBand switch.
 inline constexpr const char* kDefaultTopology = "dgx_a100:32";

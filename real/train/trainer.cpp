@@ -52,37 +52,59 @@ std::uint64_t hash_parameters(const std::vector<torch::Tensor>& params) {
   return h;
 }
 
-// The distributed sampler: per epoch a permutation seeded by (seed, epoch); rank r takes every P-th index
-// starting at r, in batches of B (torch's DistributedSampler, drop_last). Step s of the run is batch
-// (s mod steps_per_epoch) of epoch (s / steps_per_epoch).
+// Where the next global batch starts: an epoch and an offset into that epoch's permutation.
+struct SamplerPosition {
+  int epoch = 0;
+  std::int64_t offset = 0;
+};
+
+// The distributed sampler: per epoch a permutation seeded by (seed, epoch); a step takes the next P x B
+// positions of it, rank r those at r, r + P, r + 2P, ... (torch's DistributedSampler, drop_last: an epoch
+// ends when fewer than P x B positions remain). Positions follow from an origin — the start, or where a
+// checkpoint left off — so that a resume with another number of ranks re-shards the rest of the epoch
+// (elastic).
 class Sampler {
  public:
-  Sampler(int samples, int world, int batch, std::uint64_t seed)
-      : samples_(samples), world_(world), batch_(batch), seed_(seed) {
-    steps_per_epoch_ = samples / (world * batch);
-    if (steps_per_epoch_ < 1) {
+  Sampler(int samples, int world, int batch, std::uint64_t seed, int origin_step = 0,
+          SamplerPosition origin = {})
+      : samples_(samples),
+        world_(world),
+        batch_(batch),
+        seed_(seed),
+        origin_step_(origin_step),
+        origin_(origin) {
+    if (samples / (world * batch) < 1) {
       throw ConfigError(fmt::format("--dataset {} is smaller than one global batch ({} ranks x --batch {})",
                                     samples, world, batch));
     }
   }
-  int steps_per_epoch() const { return steps_per_epoch_; }
-  int epoch_of(int step) const { return step / steps_per_epoch_; }
+  // The position step `step` (0-based, >= the origin's) starts at.
+  SamplerPosition position(int step) const {
+    const std::int64_t global = static_cast<std::int64_t>(world_) * batch_;
+    const std::int64_t per_epoch = samples_ / global;
+    const std::int64_t k = step - origin_step_;
+    const std::int64_t left_in_origin_epoch = (samples_ - origin_.offset) / global;
+    if (k < left_in_origin_epoch) return {origin_.epoch, origin_.offset + k * global};
+    const std::int64_t after = k - left_in_origin_epoch;
+    return {origin_.epoch + 1 + static_cast<int>(after / per_epoch), (after % per_epoch) * global};
+  }
+  int epoch_of(int step) const { return position(step).epoch; }
   torch::Tensor indices(int step, int rank) {
-    const int epoch = epoch_of(step);
-    if (epoch != cached_epoch_) {
-      auto gen = at::detail::createCPUGenerator(seed_ * 1000003ULL + static_cast<std::uint64_t>(epoch));
+    const SamplerPosition at = position(step);
+    if (at.epoch != cached_epoch_) {
+      auto gen = at::detail::createCPUGenerator(seed_ * 1000003ULL + static_cast<std::uint64_t>(at.epoch));
       permutation_ = torch::randperm(samples_, gen, torch::kLong);
-      cached_epoch_ = epoch;
+      cached_epoch_ = at.epoch;
     }
-    const int j = step % steps_per_epoch_;
-    const std::int64_t first = static_cast<std::int64_t>(j) * batch_ * world_ + rank;
-    return permutation_.slice(0, first, first + static_cast<std::int64_t>(batch_) * world_, world_);
+    const std::int64_t first = at.offset + rank;
+    return permutation_.slice(0, first, at.offset + static_cast<std::int64_t>(batch_) * world_, world_);
   }
 
  private:
   int samples_, world_, batch_;
   std::uint64_t seed_;
-  int steps_per_epoch_ = 1;
+  int origin_step_;
+  SamplerPosition origin_;
   int cached_epoch_ = -1;
   torch::Tensor permutation_;
 };
@@ -506,11 +528,18 @@ class Trainer {
   void save_checkpoint(int step) {
     if (rank_ != 0 || o_.checkpoint_dir.empty()) return;
     train::Checkpoint c;
-    c.metadata = {{"step", step},      {"epoch", sampler_->epoch_of(step - 1)},
-                  {"world_size", P_},  {"model", o_.model},
-                  {"batch", o_.batch}, {"dataset", o_.dataset},
-                  {"seed", o_.seed},   {"algorithm", o_.algo},
-                  {"lr", o_.lr},       {"fp16", o_.fp16}};
+    c.metadata = {{"step", step},
+                  {"epoch", sampler_->epoch_of(step - 1)},
+                  {"next_epoch", sampler_->position(step).epoch},
+                  {"next_offset", sampler_->position(step).offset},
+                  {"world_size", P_},
+                  {"model", o_.model},
+                  {"batch", o_.batch},
+                  {"dataset", o_.dataset},
+                  {"seed", o_.seed},
+                  {"algorithm", o_.algo},
+                  {"lr", o_.lr},
+                  {"fp16", o_.fp16}};
     c.payload = serialize_state();
     const std::string path =
         train::write_checkpoint(o_.checkpoint_dir, static_cast<std::uint64_t>(step), c, o_.keep);
@@ -521,7 +550,8 @@ class Trainer {
   // the step it was taken after.
   int resume() {
     std::string error, bytes, path;
-    int step = 0;
+    int step = 0, written_by = 0;
+    std::int64_t position[2] = {0, 0};  // the next step's epoch and offset
     if (rank_ == 0) {
       try {
         train::Checkpoint c = train::read_checkpoint(o_.resume, &path);
@@ -535,22 +565,38 @@ class Trainer {
         must_match("batch", o_.batch);
         must_match("dataset", o_.dataset);
         must_match("seed", o_.seed);
-        if (m.value("world_size", 0) != P_) {
-          throw ConfigError(
-              fmt::format("checkpoint {}: written by {} ranks, this run has {} (elastic resume is not "
-                          "supported yet)",
-                          path, m.value("world_size", 0), P_));
-        }
         step = m.at("step").get<int>();
+        written_by = m.value("world_size", 0);
+        position[0] = m.value("next_epoch", std::int64_t{-1});
+        position[1] = m.value("next_offset", std::int64_t{-1});
+        if (position[0] < 0 || position[1] < 0 || written_by < 1)
+          throw ConfigError(fmt::format("checkpoint {}: no sampler position or world size in it", path));
         bytes = std::move(c.payload);
       } catch (const ConfigError& e) {
         error = e.what();
+      } catch (const nlohmann::json::exception& e) {
+        error = fmt::format("checkpoint {}: unreadable metadata: {}", path, e.what());
       }
     }
     broadcast_string(error);
     if (!error.empty()) throw ConfigError(error);
     check_mpi(MPI_Bcast(&step, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    check_mpi(MPI_Bcast(&written_by, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    check_mpi(MPI_Bcast(position, 2, MPI_INT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
     broadcast_string(bytes);
+    // The rest of the epoch continues from where the checkpoint left off, sharded over this run's ranks
+    // (the same positions as before when the world size did not change).
+    sampler_.emplace(o_.dataset, P_, o_.batch, o_.seed, step,
+                     SamplerPosition{static_cast<int>(position[0]), position[1]});
+    if (written_by != P_) {
+      // Elastic (Horovod-style): the model and optimizer state carry over; the sampler re-shards, the
+      // learning rate follows the new world size (lr_at), and every bucket is re-planned for the new world.
+      print0(
+          "# elastic resume: checkpoint written by {} ranks, now {}: the rest of epoch {} (from sample {}) "
+          "is "
+          "re-sharded, learning rate x{}/{}, collectives re-planned\n",
+          written_by, P_, position[0], position[1], P_, written_by);
+    }
     torch::serialize::InputArchive archive;
     std::istringstream in(bytes);
     archive.load_from(in, device_);
