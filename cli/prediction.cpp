@@ -141,7 +141,10 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progres
       used = t.algorithm;
       return t.seconds;
     };
-    PointResult r{&p, predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync), ""};
+    PointResult r{&p,
+                  predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync,
+                               p.stragglers.active() ? p.stragglers.factor : 1.0),
+                  ""};
     r.bucket_algorithms = summarize_algorithms(r.prediction);
     results.push_back(std::move(r));
   }

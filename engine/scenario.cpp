@@ -100,6 +100,20 @@ class Reader {
     return value;
   }
 
+  double number(const Leaf& l, double min_value, double max_value) {
+    double value = 0;
+    try {
+      std::size_t used = 0;
+      value = std::stod(l.text, &used);
+      if (used != l.text.size()) throw std::invalid_argument(l.text);
+    } catch (const std::exception&) {
+      fail(l.node, l.field, fmt::format("'{}' is not a number", l.text));
+    }
+    if (!(value >= min_value && value <= max_value))
+      fail(l.node, l.field, fmt::format("must be in [{}, {}] (got {})", min_value, max_value, value));
+    return value;
+  }
+
   bool boolean(const Leaf& l) {
     if (l.text == "true" || l.text == "yes" || l.text == "on") return true;
     if (l.text == "false" || l.text == "no" || l.text == "off") return false;
@@ -130,6 +144,7 @@ class Reader {
 struct Resolved {
   std::map<std::string, std::shared_ptr<const topo::Topology>> topologies;
   std::map<std::string, std::shared_ptr<const Workload>> workloads;
+  std::map<std::string, int> degraded_links;  // per degraded-topology key
 };
 
 std::string resolve_path(const std::string& base_dir, const std::string& path) {
@@ -245,12 +260,51 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (auto n = r.leaf(c, "channels", "communication")) p.plan.channels = static_cast<int>(r.integer(*n, 0));
 }
 
+void read_faults(Reader& r, const YAML::Node& root, Resolved& cache, ScenarioPoint& p) {
+  const YAML::Node f = root["faults"];
+  if (!f) return;
+  r.expect_map(f, "faults", {"degrade", "stragglers"});
+  if (const YAML::Node d = f["degrade"]) {
+    r.expect_map(d, "faults.degrade", {"kind", "link", "fraction", "seed", "bandwidth", "latency"});
+    LinkDegradation& g = p.degrade;
+    int selectors = 0;
+    if (auto k = r.leaf(d, "kind", "faults.degrade")) g.kind = k->text, ++selectors;
+    if (auto l = r.leaf(d, "link", "faults.degrade")) g.link = l->text, ++selectors;
+    if (auto x = r.leaf(d, "fraction", "faults.degrade")) g.fraction = r.number(*x, 1e-9, 1), ++selectors;
+    if (selectors != 1)
+      r.fail(d, "faults.degrade", "choose the links with exactly one of kind, link or fraction");
+    if (auto s = r.leaf(d, "seed", "faults.degrade")) g.seed = static_cast<std::uint64_t>(r.integer(*s, 0));
+    if (auto b = r.leaf(d, "bandwidth", "faults.degrade")) g.bandwidth_factor = r.number(*b, 1e-6, 1);
+    if (auto l = r.leaf(d, "latency", "faults.degrade")) g.extra_latency_s = r.with_units(*l, parse_time_s);
+    const std::string key = p.topology_spec + " | " + g.key();
+    auto& topology = cache.topologies[key];
+    if (!topology) {
+      try {
+        topology = degraded_topology(p.topology_spec, g, &cache.degraded_links[key]);
+      } catch (const ConfigError& e) {
+        cache.topologies.erase(key);
+        r.fail(d, "faults.degrade", e.what());
+      }
+    }
+    p.topology = topology;
+    p.degraded_links = cache.degraded_links[key];
+  }
+  if (const YAML::Node st = f["stragglers"]) {
+    r.expect_map(st, "faults.stragglers", {"gpus", "factor"});
+    p.stragglers.gpus = static_cast<int>(r.integer(r.required(st, "gpus", "faults.stragglers"), 0));
+    p.stragglers.factor = r.number(r.required(st, "factor", "faults.stragglers"), 1, 1000);
+    if (p.stragglers.gpus > p.gpus())
+      r.fail(st, "faults.stragglers.gpus", fmt::format("more stragglers than GPUs ({})", p.gpus()));
+  }
+}
+
 ScenarioPoint read_point(Reader& r, const YAML::Node& root, const std::string& base_dir, Resolved& cache) {
   ScenarioPoint p;
   p.algorithm = "auto";
   read_topology(r, root, base_dir, cache, p);
   read_workload_and_compute(r, root, base_dir, cache, p);
   read_communication(r, root, p);
+  read_faults(r, root, cache, p);
   if (auto b = r.leaf(root, "backend", ""))
     p.backend = r.one_of(*b, {"ab", "sim"}) == "sim" ? TimeBackend::Sim : TimeBackend::AlphaBeta;
   p.swept = r.swept();
@@ -340,9 +394,9 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   s.source = source;
   Reader top(source, {});
   if (!root.IsMap()) top.fail(root, "scenario", "expected a mapping (see docs/scenario-format.md)");
-  top.expect_map(
-      root, "",
-      {"name", "description", "topology", "workload", "compute", "communication", "backend", "outputs"});
+  top.expect_map(root, "",
+                 {"name", "description", "topology", "workload", "compute", "communication", "faults",
+                  "backend", "outputs"});
   const YAML::Node name = root["name"];
   if (!name || !name.IsScalar() || name.Scalar().empty())
     top.fail(root, "name", "missing (a short identifier)");

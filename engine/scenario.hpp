@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/faults.hpp"
 #include "engine/registry.hpp"
 #include "engine/step_model.hpp"
 #include "engine/workload.hpp"
@@ -37,6 +38,9 @@ struct ScenarioPoint {
   GradientSync sync = GradientSync::AllReduce;
   PlanOptions plan;
   TimeBackend backend = TimeBackend::AlphaBeta;
+  LinkDegradation degrade;  // faults.degrade (topology already has it applied)
+  int degraded_links = 0;
+  Stragglers stragglers;    // faults.stragglers
 
   int gpus() const { return static_cast<int>(topology->gpus().size()); }
 };

@@ -89,9 +89,16 @@ std::vector<Bucket> make_buckets(const Workload& w, const ComputeProfile& comput
   return buckets;
 }
 
-StepPrediction predict_step(const Workload& w, const ComputeProfile& compute, const FusionPolicy& fusion,
-                            int world_size, const CollectiveTimer& timer, GradientSync sync) {
+StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, const FusionPolicy& fusion,
+                            int world_size, const CollectiveTimer& timer, GradientSync sync,
+                            double straggler_factor) {
   if (world_size < 1) throw ConfigError("predict: the world needs at least one GPU");
+  if (!(straggler_factor >= 1)) throw ConfigError("predict: a straggler factor is >= 1");
+  // The step runs at the slowest GPU's pace.
+  ComputeProfile compute = healthy;
+  compute.forward_s *= straggler_factor;
+  compute.backward_s *= straggler_factor;
+  compute.optimizer_s *= straggler_factor;
   if (compute.batch_per_gpu < 1 || compute.forward_s < 0 || compute.backward_s < 0 ||
       compute.optimizer_s < 0) {
     throw ConfigError("predict: compute times must be >= 0 and the batch >= 1");
@@ -135,7 +142,7 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& compute, co
   p.samples_per_s = world_size * compute.batch_per_gpu / p.step_s;
   // The one-GPU reference runs the whole optimizer and no communication.
   const double single =
-      compute.batch_per_gpu / (compute.forward_s + compute.backward_s + compute.optimizer_s);
+      healthy.batch_per_gpu / (healthy.forward_s + healthy.backward_s + healthy.optimizer_s);
   p.speedup = p.samples_per_s / single;
   p.efficiency = p.speedup / world_size;
   return p;

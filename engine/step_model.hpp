@@ -77,8 +77,10 @@ using CollectiveTimer = std::function<double(const CollectiveSpec& spec, std::st
 // Buckets in send order with their ready times (DDP: static; Horovod: per cycle).
 std::vector<Bucket> make_buckets(const Workload& workload, const ComputeProfile& compute,
                                  const FusionPolicy& fusion, DType dtype);
+// `straggler_factor` > 1: the slowest GPU's compute is that much slower; it sets the step's pace (every
+// bucket waits for its gradients), while the one-GPU reference of speedup and efficiency stays healthy.
 StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
                             const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer,
-                            GradientSync sync = GradientSync::AllReduce);
+                            GradientSync sync = GradientSync::AllReduce, double straggler_factor = 1.0);
 
 }  // namespace cclab

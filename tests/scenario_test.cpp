@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "engine/scenario.hpp"
+#include "topology/presets.hpp"
 
 namespace cclab {
 namespace {
@@ -149,6 +150,71 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(kBase, {"communication.algorithm=fastest"}).substr(0, 40),
             "s.yaml: --set communication.algorithm: '");
   EXPECT_NE(error_of(kBase, {"nodes"}).find("expected FIELD=VALUE"), std::string::npos);
+}
+
+TEST(Scenario, DegradedLinksChangeTheTopologyAndOnlyTheChosenLinks) {
+  const Scenario s = parse_scenario(std::string(kBase) + R"(faults:
+  degrade:
+    kind: infiniband
+    bandwidth: [1.0, 0.25]
+    latency: 3us
+)",
+                                    "s.yaml", "");
+  ASSERT_EQ(s.points.size(), 12u);
+  const ScenarioPoint& full = s.points[6];  // nodes=2 algorithm=ring bandwidth=1.0
+  const ScenarioPoint& slow = s.points[7];  // nodes=2 algorithm=ring bandwidth=0.25
+  ASSERT_EQ(slow.label(), "nodes=2 algorithm=ring bandwidth=0.25");
+  EXPECT_EQ(slow.degraded_links, 16);  // 8 NICs per node, two nodes, each to the switch
+  for (std::size_t l = 0; l < slow.topology->num_links(); ++l) {
+    const topo::Link& a = full.topology->link(l);
+    const topo::Link& b = slow.topology->link(l);
+    if (a.kind == topo::LinkKind::InfiniBand) {
+      EXPECT_DOUBLE_EQ(b.bandwidth_Bps, a.bandwidth_Bps * 0.25);
+      EXPECT_DOUBLE_EQ(b.latency_s, a.latency_s);  // bandwidth 1.0 vs 0.25 differ only in bandwidth
+    } else {
+      EXPECT_EQ(a, b);
+    }
+  }
+  const topo::Topology base = topo::load_topology("dgx_a100:2");
+  for (std::size_t l = 0; l < base.num_links(); ++l) {
+    if (base.link(l).kind == topo::LinkKind::InfiniBand) {
+      EXPECT_DOUBLE_EQ(full.topology->link(l).latency_s, base.link(l).latency_s + 3e-6);
+    }
+  }
+}
+
+TEST(Scenario, DegradeByNameOrFractionAndStragglers) {
+  const Scenario by_name = parse_scenario(std::string(kBase) + R"(faults:
+  degrade: {link: n0.nic0-switch, bandwidth: 0.5}
+  stragglers: {gpus: 1, factor: 1.5}
+)",
+                                          "s.yaml", "");
+  EXPECT_EQ(by_name.points.back().degraded_links, 1);
+  EXPECT_EQ(by_name.points.back().stragglers.gpus, 1);
+  EXPECT_DOUBLE_EQ(by_name.points.back().stragglers.factor, 1.5);
+  const Scenario by_fraction = parse_scenario(std::string(kBase) + R"(faults:
+  degrade: {fraction: 0.25, seed: 3, bandwidth: 0.5}
+)",
+                                              "s.yaml", "");
+  EXPECT_EQ(by_fraction.points.back().degraded_links, 4);  // a quarter of the 16 fabric links
+}
+
+TEST(Scenario, FaultErrorsNameTheField) {
+  EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {kind: infiniband, link: x, bandwidth: 0.5}\n")
+                .find("faults.degrade: choose the links with exactly one of kind, link or fraction"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {link: nowhere, bandwidth: 0.5}\n")
+                .find("no link 'nowhere'"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {kind: infiniband, bandwidth: 2}\n")
+                .find("s.yaml:11: faults.degrade.bandwidth: must be in"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kBase) + "faults:\n  stragglers: {gpus: 99, factor: 2}\n")
+                .find("more stragglers than GPUs"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string(kBase) + "faults:\n  lost_nodes: 1\n").find("faults.lost_nodes: unknown field"),
+      std::string::npos);
 }
 
 TEST(Scenario, TheBuiltInDefaultIsTheShippedFile) {

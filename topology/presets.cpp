@@ -337,4 +337,8 @@ std::shared_ptr<const Topology> load_topology_shared(std::string_view spec_or_pa
   return std::make_shared<const Topology>(Loaded{spec_or_path});
 }
 
+std::shared_ptr<Topology> load_topology_mutable(std::string_view spec_or_path) {
+  return std::make_shared<Topology>(Loaded{spec_or_path});
+}
+
 }  // namespace cclab::topo

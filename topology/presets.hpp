@@ -66,5 +66,7 @@ Topology load_topology(std::string_view spec_or_path);
 // The same, built in place on the heap and shareable. (Boost.Graph's adjacency_list has no move constructor:
 // moving a Topology copies its graph, so long-lived topologies are built where they stay.)
 std::shared_ptr<const Topology> load_topology_shared(std::string_view spec_or_path);
+// The same, to modify before sharing (what-if faults).
+std::shared_ptr<Topology> load_topology_mutable(std::string_view spec_or_path);
 
 }  // namespace cclab::topo

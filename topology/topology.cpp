@@ -133,6 +133,20 @@ VertexId Topology::add_vertex(Vertex vertex) {
   return v;
 }
 
+void Topology::degrade_link(std::size_t link, double bandwidth_factor, double extra_latency_s) {
+  Link& l = links_.at(link);
+  if (!(bandwidth_factor > 0 && bandwidth_factor <= 1) || extra_latency_s < 0)
+    throw ConfigError(fmt::format(
+        "link {}: a degradation needs a bandwidth factor in (0, 1] and latency >= 0", link_name(link)));
+  l.bandwidth_Bps *= bandwidth_factor;
+  l.latency_s += extra_latency_s;
+}
+
+std::string Topology::link_name(std::size_t link) const {
+  const Link& l = links_.at(link);
+  return graph_[l.a].name + "-" + graph_[l.b].name;
+}
+
 std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps,
                                double latency_s) {
   if (a >= num_vertices() || b >= num_vertices() || a == b) {

@@ -102,6 +102,10 @@ class Topology {
   double effective_latency_s(std::size_t link) const;
   const LinkModel& link_model(LinkKind kind) const { return link_models_[static_cast<int>(kind)]; }
   void set_link_model(LinkKind kind, const LinkModel& model);
+  // What-if faults: a link's bandwidth times `bandwidth_factor` (in (0, 1]) and `extra_latency_s` more
+  // latency, both directions. Routing sees the change (least-cost paths may move).
+  void degrade_link(std::size_t link, double bandwidth_factor, double extra_latency_s);
+  std::string link_name(std::size_t link) const;  // "A-B", the endpoints' names
   static LinkModel default_link_model(LinkKind kind);
   const Graph& graph() const { return graph_; }
   std::optional<VertexId> find(std::string_view name) const;
