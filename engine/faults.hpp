@@ -1,10 +1,13 @@
-// What-if faults of a scenario (the `faults:` section, docs/scenario-format.md): degraded links and
-// stragglers. Failed links and lost nodes (elastic shrink) are not modelled yet.
+// What-if faults of a scenario (the `faults:` section, docs/scenario-format.md): degraded links, failed links
+// and stragglers. Lost nodes (elastic shrink with checkpoint recovery) are not modelled yet.
 //
 // Degraded links: bandwidth x factor and extra latency on the links chosen by kind ("infiniband"), by name
 // ("node0/nic0-leaf0", the endpoints' names as `cclab topology show` lists them), or as a random fraction of
 // all inter-node links with a seed (reproducible). Routing sees the degraded links, so least-cost paths may
 // move around them, as adaptive routing would.
+//
+// Failed links: chosen the same ways; they carry nothing, traffic takes the remaining least-cost paths, and a
+// failure that leaves two GPUs without a path is an error naming them ("partitioned").
 //
 // Stragglers: GPUs whose compute takes `factor` times as long (thermal throttling, a noisy neighbour, a
 // slower part). In synchronous data parallelism every bucket's allreduce waits for the last rank to produce
@@ -20,16 +23,28 @@
 
 namespace cclab {
 
-struct LinkDegradation {
+// Which links a fault hits: exactly one of kind, link and fraction.
+struct LinkSelection {
   std::string kind;     // a link kind, or
   std::string link;     // one link by name, or
   double fraction = 0;  // this fraction of the inter-node links, picked with `seed`
   std::uint64_t seed = 1;
-  double bandwidth_factor = 1;
-  double extra_latency_s = 0;
 
   bool active() const { return !kind.empty() || !link.empty() || fraction > 0; }
+  std::string key() const;
+};
+
+struct LinkDegradation {
+  LinkSelection links;
+  double bandwidth_factor = 1;
+  double extra_latency_s = 0;
+  bool active() const { return links.active(); }
   std::string key() const;  // identifies the degradation (cache key, descriptions)
+};
+
+struct LinkFailure {
+  LinkSelection links;
+  bool active() const { return links.active(); }
 };
 
 struct Stragglers {
@@ -38,9 +53,14 @@ struct Stragglers {
   bool active() const { return gpus > 0 && factor != 1; }
 };
 
-// The topology `spec` with `d` applied; `affected` receives how many links it changed. ConfigError when the
-// selection matches no link (naming what would be valid).
-std::shared_ptr<const topo::Topology> degraded_topology(const std::string& spec, const LinkDegradation& d,
-                                                        int* affected = nullptr);
+struct FaultedTopology {
+  std::shared_ptr<const topo::Topology> topology;
+  int degraded_links = 0, failed_links = 0;
+};
+
+// The topology `spec` with the degradation and the failures applied. ConfigError when a selection matches no
+// link (naming what would be valid) or when the failures partition the GPUs.
+FaultedTopology faulted_topology(const std::string& spec, const LinkDegradation& degrade,
+                                 const LinkFailure& fail);
 
 }  // namespace cclab

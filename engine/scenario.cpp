@@ -144,7 +144,7 @@ class Reader {
 struct Resolved {
   std::map<std::string, std::shared_ptr<const topo::Topology>> topologies;
   std::map<std::string, std::shared_ptr<const Workload>> workloads;
-  std::map<std::string, int> degraded_links;  // per degraded-topology key
+  std::map<std::string, FaultedTopology> faulted;  // per topology + faults
 };
 
 std::string resolve_path(const std::string& base_dir, const std::string& path) {
@@ -260,34 +260,48 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (auto n = r.leaf(c, "channels", "communication")) p.plan.channels = static_cast<int>(r.integer(*n, 0));
 }
 
+// Exactly one of kind / link / fraction (+ seed) under `node`.
+LinkSelection read_selection(Reader& r, const YAML::Node& node, const std::string& field) {
+  LinkSelection s;
+  int selectors = 0;
+  if (auto k = r.leaf(node, "kind", field)) s.kind = k->text, ++selectors;
+  if (auto l = r.leaf(node, "link", field)) s.link = l->text, ++selectors;
+  if (auto x = r.leaf(node, "fraction", field)) s.fraction = r.number(*x, 1e-9, 1), ++selectors;
+  if (selectors != 1) r.fail(node, field, "choose the links with exactly one of kind, link or fraction");
+  if (s.link == "none") s.link.clear();  // a sweep's healthy point: `link: [none, leaf0-spine0]`
+  if (auto seed = r.leaf(node, "seed", field)) s.seed = static_cast<std::uint64_t>(r.integer(*seed, 0));
+  return s;
+}
+
 void read_faults(Reader& r, const YAML::Node& root, Resolved& cache, ScenarioPoint& p) {
   const YAML::Node f = root["faults"];
   if (!f) return;
-  r.expect_map(f, "faults", {"degrade", "stragglers"});
+  r.expect_map(f, "faults", {"degrade", "fail", "stragglers"});
   if (const YAML::Node d = f["degrade"]) {
     r.expect_map(d, "faults.degrade", {"kind", "link", "fraction", "seed", "bandwidth", "latency"});
-    LinkDegradation& g = p.degrade;
-    int selectors = 0;
-    if (auto k = r.leaf(d, "kind", "faults.degrade")) g.kind = k->text, ++selectors;
-    if (auto l = r.leaf(d, "link", "faults.degrade")) g.link = l->text, ++selectors;
-    if (auto x = r.leaf(d, "fraction", "faults.degrade")) g.fraction = r.number(*x, 1e-9, 1), ++selectors;
-    if (selectors != 1)
-      r.fail(d, "faults.degrade", "choose the links with exactly one of kind, link or fraction");
-    if (auto s = r.leaf(d, "seed", "faults.degrade")) g.seed = static_cast<std::uint64_t>(r.integer(*s, 0));
-    if (auto b = r.leaf(d, "bandwidth", "faults.degrade")) g.bandwidth_factor = r.number(*b, 1e-6, 1);
-    if (auto l = r.leaf(d, "latency", "faults.degrade")) g.extra_latency_s = r.with_units(*l, parse_time_s);
-    const std::string key = p.topology_spec + " | " + g.key();
-    auto& topology = cache.topologies[key];
-    if (!topology) {
+    p.degrade.links = read_selection(r, d, "faults.degrade");
+    if (auto b = r.leaf(d, "bandwidth", "faults.degrade")) p.degrade.bandwidth_factor = r.number(*b, 1e-6, 1);
+    if (auto l = r.leaf(d, "latency", "faults.degrade"))
+      p.degrade.extra_latency_s = r.with_units(*l, parse_time_s);
+  }
+  if (const YAML::Node x = f["fail"]) {
+    r.expect_map(x, "faults.fail", {"kind", "link", "fraction", "seed"});
+    p.fail.links = read_selection(r, x, "faults.fail");
+  }
+  if (p.degrade.active() || p.fail.active()) {
+    const std::string key = p.topology_spec + " | " + p.degrade.key() + " | fail " + p.fail.links.key();
+    auto& faulted = cache.faulted[key];
+    if (!faulted.topology) {
       try {
-        topology = degraded_topology(p.topology_spec, g, &cache.degraded_links[key]);
+        faulted = faulted_topology(p.topology_spec, p.degrade, p.fail);
       } catch (const ConfigError& e) {
-        cache.topologies.erase(key);
-        r.fail(d, "faults.degrade", e.what());
+        cache.faulted.erase(key);
+        r.fail(f, "faults", e.what());
       }
     }
-    p.topology = topology;
-    p.degraded_links = cache.degraded_links[key];
+    p.topology = faulted.topology;
+    p.degraded_links = faulted.degraded_links;
+    p.failed_links = faulted.failed_links;
   }
   if (const YAML::Node st = f["stragglers"]) {
     r.expect_map(st, "faults.stragglers", {"gpus", "factor"});

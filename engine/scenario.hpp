@@ -38,8 +38,9 @@ struct ScenarioPoint {
   GradientSync sync = GradientSync::AllReduce;
   PlanOptions plan;
   TimeBackend backend = TimeBackend::AlphaBeta;
-  LinkDegradation degrade;  // faults.degrade (topology already has it applied)
-  int degraded_links = 0;
+  LinkDegradation degrade;  // faults.degrade and faults.fail (the topology has them applied)
+  LinkFailure fail;
+  int degraded_links = 0, failed_links = 0;
   Stragglers stragglers;    // faults.stragglers
 
   int gpus() const { return static_cast<int>(topology->gpus().size()); }

@@ -199,6 +199,43 @@ TEST(Scenario, DegradeByNameOrFractionAndStragglers) {
   EXPECT_EQ(by_fraction.points.back().degraded_links, 4);  // a quarter of the 16 fabric links
 }
 
+TEST(Scenario, FailedLinksRerouteOrPartition) {
+  const char* const leaf_spine = R"(name: t
+topology:
+  preset: dgx_a100
+  nodes: 8
+  fabric: leaf_spine
+  leaf_size: 4
+workload: resnet50
+compute:
+  gpu: a100
+communication:
+  algorithm: ring
+faults:
+  fail:
+    link: [none, leaf0-spine0]
+)";
+  const Scenario s = parse_scenario(leaf_spine, "s.yaml", "");
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.points[0].failed_links, 0);
+  EXPECT_EQ(s.points[1].failed_links, 1);
+  // Node 0 (leaf 0) to node 4 (leaf 1): the healthy route may cross either spine, the faulted one never uses
+  // the failed link.
+  const topo::Topology& t = *s.points[1].topology;
+  std::size_t failed = t.num_links();
+  for (std::size_t l = 0; l < t.num_links(); ++l)
+    if (t.link_failed(l)) failed = l;
+  ASSERT_LT(failed, t.num_links());
+  for (int from = 0; from < 32; ++from) {
+    for (const topo::Hop& h : t.route_between_ranks(from, 32 + from).hops)
+      EXPECT_NE(h.link, failed) << "rank " << from;
+  }
+  const std::string partitioned = error_of(std::string(kBase) + "faults:\n  fail: {kind: infiniband}\n");
+  EXPECT_NE(partitioned.find("faults: failing 16 link(s) partitions dgx_a100:2: no path from n0.gpu0 to n1."),
+            std::string::npos)
+      << partitioned;
+}
+
 TEST(Scenario, FaultErrorsNameTheField) {
   EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {kind: infiniband, link: x, bandwidth: 0.5}\n")
                 .find("faults.degrade: choose the links with exactly one of kind, link or fraction"),

@@ -142,6 +142,12 @@ void Topology::degrade_link(std::size_t link, double bandwidth_factor, double ex
   l.latency_s += extra_latency_s;
 }
 
+void Topology::fail_link(std::size_t link) {
+  links_.at(link);  // range check
+  failed_.resize(links_.size(), false);
+  failed_[link] = true;
+}
+
 std::string Topology::link_name(std::size_t link) const {
   const Link& l = links_.at(link);
   return graph_[l.a].name + "-" + graph_[l.b].name;
@@ -223,8 +229,11 @@ Route Topology::route(VertexId from, VertexId to) const {
 
   // GPUs are endpoints only: a GPU-to-NIC path must not detour through a peer GPU's NVLink.
   auto keep = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
-  boost::filtered_graph<Graph, boost::keep_all, std::function<bool(VertexId)>> view(graph_, boost::keep_all{},
-                                                                                    keep);
+  // Failed links (what-if faults) carry nothing.
+  auto working = [&](const Graph::edge_descriptor& e) { return !link_failed(graph_[e].link); };
+  boost::filtered_graph<Graph, std::function<bool(const Graph::edge_descriptor&)>,
+                        std::function<bool(VertexId)>>
+      view(graph_, working, keep);
   auto weight = boost::make_function_property_map<Graph::edge_descriptor, std::int64_t>(
       [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
 

@@ -106,6 +106,9 @@ class Topology {
   // latency, both directions. Routing sees the change (least-cost paths may move).
   void degrade_link(std::size_t link, double bandwidth_factor, double extra_latency_s);
   std::string link_name(std::size_t link) const;  // "A-B", the endpoints' names
+  // A failed link carries nothing: routing avoids it, and route() throws when no path is left.
+  void fail_link(std::size_t link);
+  bool link_failed(std::size_t link) const { return link < failed_.size() && failed_[link]; }
   static LinkModel default_link_model(LinkKind kind);
   const Graph& graph() const { return graph_; }
   std::optional<VertexId> find(std::string_view name) const;
@@ -142,6 +145,7 @@ class Topology {
   std::string name_;
   Graph graph_;
   std::vector<Link> links_;
+  std::vector<bool> failed_;  // per link, what-if failures
   std::unordered_map<std::string, VertexId> by_name_;
   std::array<LinkModel, 5> link_models_ = {
       default_link_model(LinkKind::NvLink), default_link_model(LinkKind::NvSwitch),
