@@ -1,5 +1,7 @@
 #include "cli/prediction.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <fstream>
@@ -144,8 +146,22 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progres
     PointResult r{&p,
                   predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync,
                                p.stragglers.active() ? p.stragglers.factor : 1.0),
-                  ""};
+                  "", std::nullopt};
     r.bucket_algorithms = summarize_algorithms(r.prediction);
+    if (p.lost.active()) {
+      // The survivors' world: the same point on the smaller topology, its collectives planned anew.
+      ScenarioPoint after = p;
+      after.topology = p.shrunk_topology;
+      CollectiveTimer after_timer = [&](const CollectiveSpec& bucket, std::string& used) {
+        const Timed t = times.time(after, bucket);
+        used = t.algorithm;
+        return t.seconds;
+      };
+      const StepPrediction shrunk = predict_step(*p.workload, p.compute, p.fusion, after.gpus(), after_timer,
+                                                 p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
+      r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
+                                  r.prediction.step_s, shrunk.step_s);
+    }
     results.push_back(std::move(r));
   }
   if (progress) fmt::print(stderr, "\r{:80}\r", "");
@@ -157,15 +173,28 @@ std::string results_csv(const Scenario& scenario, const std::vector<PointResult>
   csv << "scenario,gpus,algorithm";
   for (const std::string& c : extra_columns(scenario))
     csv << "," << c;
-  csv << ",step_ms,comm_ms,exposed_ms,samples_per_s,speedup,efficiency,buckets\n";
+  csv << ",step_ms,comm_ms,exposed_ms,samples_per_s,speedup,efficiency,buckets";
+  const bool elastic =
+      std::any_of(results.begin(), results.end(), [](const PointResult& r) { return r.elastic; });
+  if (elastic)
+    csv << ",gpus_after,redone_steps,lost_work_s,recovery_s,samples_per_s_after,job_s,healthy_job_s";
+  csv << "\n";
   for (const PointResult& r : results) {
     const StepPrediction& p = r.prediction;
     csv << fmt::format("{},{},{}", scenario.name, r.point->gpus(), r.point->algorithm);
     for (const std::string& c : extra_columns(scenario))
       csv << "," << swept_value(*r.point, c);
-    csv << fmt::format(",{:.3f},{:.3f},{:.3f},{:.1f},{:.2f},{:.4f},{}\n", p.step_s * 1e3,
+    csv << fmt::format(",{:.3f},{:.3f},{:.3f},{:.1f},{:.2f},{:.4f},{}", p.step_s * 1e3,
                        p.communication_s * 1e3, p.exposed_s * 1e3, p.samples_per_s, p.speedup, p.efficiency,
                        r.bucket_algorithms);
+    if (r.elastic) {
+      const ElasticOutcome& e = *r.elastic;
+      csv << fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.3f},{:.3f}", e.gpus_after, e.redone_steps,
+                         e.lost_work_s, e.recovery_s, e.samples_per_s_after, e.job_s, e.healthy_job_s);
+    } else if (elastic) {
+      csv << ",,,,,,,";
+    }
+    csv << "\n";
   }
   return csv.str();
 }
@@ -190,6 +219,16 @@ nlohmann::json results_json(const Scenario& scenario, const std::vector<PointRes
                     {"efficiency", p.efficiency},
                     {"bucket_algorithms", r.bucket_algorithms},
                     {"buckets", p.buckets.size()}});
+    if (r.elastic) {
+      const ElasticOutcome& e = *r.elastic;
+      rows.back()["lost_nodes"] = {{"gpus_after", e.gpus_after},
+                                   {"redone_steps", e.redone_steps},
+                                   {"lost_work_s", e.lost_work_s},
+                                   {"recovery_s", e.recovery_s},
+                                   {"samples_per_s_after", e.samples_per_s_after},
+                                   {"job_s", e.job_s},
+                                   {"healthy_job_s", e.healthy_job_s}};
+    }
   }
   return rows;
 }
@@ -219,6 +258,18 @@ void print_results_table(const Scenario& scenario, const std::vector<PointResult
     fmt::print(" {:>9.2f} {:>9.2f} {:>11.2f} {:>11.0f} {:>8.1f} {:>9.1f}%  {}\n", p.step_s * 1e3,
                p.communication_s * 1e3, p.exposed_s * 1e3, p.samples_per_s, p.speedup, 100 * p.efficiency,
                r.bucket_algorithms);
+    if (r.elastic) {
+      const ElasticOutcome& e = *r.elastic;
+      const LostNodes& l = r.point->lost;
+      fmt::print(
+          "       lost {} node(s) after step {}: {} steps since the last checkpoint redone ({:.1f} s), "
+          "restart "
+          "{:.0f} s, then {} GPUs at {:.0f} samples/s ({:.1f}% of before); the {}-step job takes {:.0f} s "
+          "instead of {:.0f} s ({:.3f}x)\n",
+          l.nodes, l.at_step, e.redone_steps, e.lost_work_s, e.recovery_s, e.gpus_after,
+          e.samples_per_s_after, 100 * e.samples_per_s_after / e.samples_per_s_before, l.steps, e.job_s,
+          e.healthy_job_s, e.job_s / e.healthy_job_s);
+    }
   }
 }
 

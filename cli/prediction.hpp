@@ -2,6 +2,7 @@
 // SimGrid on the engine's own verified schedules. Shared by `cclab predict` and `cclab regress`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace cclab::cli {
 struct PointResult {
   const ScenarioPoint* point = nullptr;
   StepPrediction prediction;
-  std::string bucket_algorithms;  // "ring x3, tree x2": what the buckets used (auto picks per bucket)
+  std::string bucket_algorithms;          // "ring x3, tree x2": what the buckets used (auto picks per bucket)
+  std::optional<ElasticOutcome> elastic;  // faults.lost_nodes: the job after the loss
 };
 
 // Which schedules a prediction runs through the verifier before timing them. Every planner is verified for

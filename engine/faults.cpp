@@ -60,6 +60,42 @@ std::vector<std::size_t> select_links(const topo::Topology& t, const std::string
 
 }  // namespace
 
+ElasticOutcome elastic_outcome(const LostNodes& lost, int gpus_before, int gpus_after, int batch_per_gpu,
+                               double step_before_s, double step_after_s) {
+  ElasticOutcome o;
+  o.gpus_after = gpus_after;
+  o.redone_steps = lost.at_step % std::max(1L, lost.checkpoint_every);
+  o.lost_work_s = static_cast<double>(o.redone_steps) * step_before_s;
+  o.recovery_s = lost.restart_s;
+  o.samples_per_s_before = gpus_before * batch_per_gpu / step_before_s;
+  o.samples_per_s_after = gpus_after * batch_per_gpu / step_after_s;
+  const double job_samples = static_cast<double>(lost.steps) * gpus_before * batch_per_gpu;
+  const long kept_steps = lost.at_step - o.redone_steps;  // up to the checkpoint the survivors reload
+  const double remaining = job_samples - static_cast<double>(kept_steps) * gpus_before * batch_per_gpu;
+  o.healthy_job_s = static_cast<double>(lost.steps) * step_before_s;
+  o.job_s =
+      static_cast<double>(lost.at_step) * step_before_s + o.recovery_s + remaining / o.samples_per_s_after;
+  return o;
+}
+
+std::string shrunk_topology_spec(const std::string& spec, int lost) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos)
+    throw ConfigError("lost nodes need a preset topology (PRESET:NODES,...), not a file");
+  const auto end = spec.find(',', colon);
+  const std::string count =
+      spec.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1);
+  int nodes = 0;
+  try {
+    nodes = std::stoi(count);
+  } catch (const std::exception&) {
+    throw ConfigError(fmt::format("lost nodes need a preset topology with a node count, not '{}'", spec));
+  }
+  if (lost >= nodes) throw ConfigError(fmt::format("losing {} of {} nodes leaves no world", lost, nodes));
+  return fmt::format("{}:{}{}", spec.substr(0, colon), nodes - lost,
+                     end == std::string::npos ? "" : spec.substr(end));
+}
+
 FaultedTopology faulted_topology(const std::string& spec, const LinkDegradation& degrade,
                                  const LinkFailure& fail) {
   std::shared_ptr<topo::Topology> t = topo::load_topology_mutable(spec);

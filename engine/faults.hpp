@@ -53,6 +53,35 @@ struct Stragglers {
   bool active() const { return gpus > 0 && factor != 1; }
 };
 
+// Lost nodes (Horovod elastic): `nodes` nodes die after step `at_step`; the survivors re-form a smaller
+// world (same per-GPU batch, collectives re-planned for it), reload the last checkpoint (taken every
+// `checkpoint_every` steps) after `restart_s`, and redo the steps since. The job is `steps` steps of the full
+// world's global batch, i.e. a fixed number of samples.
+struct LostNodes {
+  int nodes = 0;
+  long at_step = 0;
+  long checkpoint_every = 1;
+  double restart_s = 0;
+  long steps = 0;
+  bool active() const { return nodes > 0; }
+};
+
+// The elastic outcome, from the healthy and the shrunk step predictions.
+struct ElasticOutcome {
+  int gpus_after = 0;
+  long redone_steps = 0;   // since the last checkpoint
+  double lost_work_s = 0;  // their time
+  double recovery_s = 0;   // restart
+  double samples_per_s_before = 0, samples_per_s_after = 0;
+  double job_s = 0, healthy_job_s = 0;  // time for the whole job, with and without the loss
+};
+ElasticOutcome elastic_outcome(const LostNodes& lost, int gpus_before, int gpus_after, int batch_per_gpu,
+                               double step_before_s, double step_after_s);
+
+// The preset spec with `lost` fewer nodes ("dgx_a100:32,nic=..." -> "dgx_a100:31,nic=..."). ConfigError for
+// topology files or when no node would be left.
+std::string shrunk_topology_spec(const std::string& spec, int lost);
+
 struct FaultedTopology {
   std::shared_ptr<const topo::Topology> topology;
   int degraded_links = 0, failed_links = 0;

@@ -276,7 +276,7 @@ LinkSelection read_selection(Reader& r, const YAML::Node& node, const std::strin
 void read_faults(Reader& r, const YAML::Node& root, Resolved& cache, ScenarioPoint& p) {
   const YAML::Node f = root["faults"];
   if (!f) return;
-  r.expect_map(f, "faults", {"degrade", "fail", "stragglers"});
+  r.expect_map(f, "faults", {"degrade", "fail", "stragglers", "lost_nodes"});
   if (const YAML::Node d = f["degrade"]) {
     r.expect_map(d, "faults.degrade", {"kind", "link", "fraction", "seed", "bandwidth", "latency"});
     p.degrade.links = read_selection(r, d, "faults.degrade");
@@ -302,6 +302,30 @@ void read_faults(Reader& r, const YAML::Node& root, Resolved& cache, ScenarioPoi
     p.topology = faulted.topology;
     p.degraded_links = faulted.degraded_links;
     p.failed_links = faulted.failed_links;
+  }
+  if (const YAML::Node ln = f["lost_nodes"]) {
+    const std::string field = "faults.lost_nodes";
+    r.expect_map(ln, field, {"nodes", "at_step", "checkpoint_every", "restart", "steps"});
+    p.lost.nodes = static_cast<int>(r.integer(r.required(ln, "nodes", field), 0));
+    p.lost.at_step = r.integer(r.required(ln, "at_step", field), 1);
+    p.lost.checkpoint_every = r.integer(r.required(ln, "checkpoint_every", field), 1);
+    p.lost.restart_s = r.with_units(r.required(ln, "restart", field), parse_time_s);
+    p.lost.steps = r.integer(r.required(ln, "steps", field), 1);
+    if (p.lost.at_step >= p.lost.steps)
+      r.fail(ln, field + ".at_step", fmt::format("the job has only {} steps", p.lost.steps));
+    if (p.lost.active()) {
+      if (p.degrade.active() || p.fail.active())
+        r.fail(ln, field, "combine lost nodes with degraded or failed links in separate scenarios");
+      std::string spec;
+      try {
+        spec = shrunk_topology_spec(p.topology_spec, p.lost.nodes);
+      } catch (const ConfigError& e) {
+        r.fail(ln, field, e.what());
+      }
+      auto& shrunk = cache.topologies[spec];
+      if (!shrunk) shrunk = topo::load_topology_shared(spec);
+      p.shrunk_topology = shrunk;
+    }
   }
   if (const YAML::Node st = f["stragglers"]) {
     r.expect_map(st, "faults.stragglers", {"gpus", "factor"});

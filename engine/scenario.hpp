@@ -41,7 +41,9 @@ struct ScenarioPoint {
   LinkDegradation degrade;  // faults.degrade and faults.fail (the topology has them applied)
   LinkFailure fail;
   int degraded_links = 0, failed_links = 0;
-  Stragglers stragglers;    // faults.stragglers
+  Stragglers stragglers;                                  // faults.stragglers
+  LostNodes lost;                                         // faults.lost_nodes
+  std::shared_ptr<const topo::Topology> shrunk_topology;  // the world after the loss
 
   int gpus() const { return static_cast<int>(topology->gpus().size()); }
 };

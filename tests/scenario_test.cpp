@@ -236,6 +236,37 @@ faults:
       << partitioned;
 }
 
+TEST(Scenario, LostNodesShrinkTheWorldAndCostTheRedoneSteps) {
+  std::string two_nodes = kBase;
+  two_nodes.replace(two_nodes.find("nodes: [1, 2]"), 13, "nodes: 2");
+  const Scenario s = parse_scenario(two_nodes + R"(faults:
+  lost_nodes: {nodes: 1, at_step: 650, checkpoint_every: 100, restart: 30s, steps: 1000}
+)",
+                                    "s.yaml", "");
+  const ScenarioPoint& p = s.points.back();  // nodes=2
+  ASSERT_TRUE(p.lost.active());
+  EXPECT_EQ(p.gpus(), 16);
+  EXPECT_EQ(p.shrunk_topology->gpus().size(), 8u);
+  EXPECT_EQ(shrunk_topology_spec("dgx_a100:4,nic=100Gbps", 1), "dgx_a100:3,nic=100Gbps");
+  // 16 GPUs x 10 samples at 1 s per step, then 8 GPUs at 1.5 s per step.
+  const ElasticOutcome e = elastic_outcome(p.lost, 16, 8, 10, 1.0, 1.5);
+  EXPECT_EQ(e.redone_steps, 50);
+  EXPECT_DOUBLE_EQ(e.lost_work_s, 50.0);
+  EXPECT_DOUBLE_EQ(e.samples_per_s_after, 8 * 10 / 1.5);
+  EXPECT_DOUBLE_EQ(e.healthy_job_s, 1000.0);
+  // 650 s until the loss, 30 s restart, then the 400 steps' samples (from the checkpoint at 600) at the new
+  // rate: 400 x 160 samples / (80 / 1.5) samples/s = 1200 s.
+  EXPECT_DOUBLE_EQ(e.job_s, 650 + 30 + 1200);
+  EXPECT_NE(error_of(two_nodes + "faults:\n  lost_nodes: {nodes: 2, at_step: 5, checkpoint_every: 1, "
+                                 "restart: 1s, steps: 10}\n")
+                .find("losing 2 of 2 nodes leaves no world"),
+            std::string::npos);
+  EXPECT_NE(error_of(two_nodes + "faults:\n  lost_nodes: {nodes: 1, at_step: 50, checkpoint_every: 1, "
+                                 "restart: 1s, steps: 10}\n")
+                .find("faults.lost_nodes.at_step: the job has only 10 steps"),
+            std::string::npos);
+}
+
 TEST(Scenario, FaultErrorsNameTheField) {
   EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {kind: infiniband, link: x, bandwidth: 0.5}\n")
                 .find("faults.degrade: choose the links with exactly one of kind, link or fraction"),
@@ -250,7 +281,7 @@ TEST(Scenario, FaultErrorsNameTheField) {
                 .find("more stragglers than GPUs"),
             std::string::npos);
   EXPECT_NE(
-      error_of(std::string(kBase) + "faults:\n  lost_nodes: 1\n").find("faults.lost_nodes: unknown field"),
+      error_of(std::string(kBase) + "faults:\n  lost_gpus: 1\n").find("faults.lost_gpus: unknown field"),
       std::string::npos);
 }
 
