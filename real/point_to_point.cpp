@@ -61,8 +61,8 @@ std::vector<Sample> ping_pong(Transport& t, int other, const std::vector<std::ui
 }  // namespace
 
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
-                                           const std::vector<std::uint64_t>& sizes, int iters, double timeout_s,
-                                           Load load) {
+                                           const std::vector<std::uint64_t>& sizes, int iters,
+                                           double timeout_s, Load load) {
   if (world.size() < 2) throw ConfigError("calibration needs at least 2 ranks (mpirun -np 2 or more)");
   transport.reserve_channels(1);
   std::vector<int> nodes(world.size());
@@ -97,7 +97,9 @@ Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& sa
     const MpiWorld& world;
     const LinearFit& intra;
     const std::optional<LinearFit>& inter;
-    operator topo::Topology() const { return calibrated_topology(world.nodes(), world.local_size(), intra, inter); }
+    operator topo::Topology() const {
+      return calibrated_topology(world.nodes(), world.local_size(), intra, inter);
+    }
   };
   return {intra, inter, std::make_shared<const topo::Topology>(Build{world, intra, inter})};
 }

@@ -25,8 +25,8 @@ struct PointToPointSamples {
 // when every rank moves data at the same time and ranks share cores or memory bandwidth.
 enum class Load { Isolated, AllPairsAtOnce };
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
-                                           const std::vector<std::uint64_t>& sizes, int iters, double timeout_s,
-                                           Load load = Load::Isolated);
+                                           const std::vector<std::uint64_t>& sizes, int iters,
+                                           double timeout_s, Load load = Load::Isolated);
 
 // The calibrated topology of `world` from those samples (rank 0 only): α-β fits per intra/inter-node pair.
 struct Calibration {

@@ -15,3 +15,13 @@ check() {
     echo "ok   $name"
   fi
 }
+
+# For the scripts that run cclab under mpirun: `cclab` (absolute), `run` (mpirun with oversubscription,
+# allowed as root) and a temporary working directory, entered and removed on exit.
+mpi_test_setup() {
+  cclab=$(realpath "$1")
+  run=("${2:-mpirun}" --oversubscribe --allow-run-as-root)
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  cd "$dir" || exit 1
+}

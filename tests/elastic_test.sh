@@ -5,13 +5,8 @@
 # Then rank 0 is killed repeatedly while it writes checkpoints: every checkpoint left under its final name
 # must validate (atomic write: temporary file, fsync, rename).
 set -u
-cclab=$(realpath "$1")
-mpirun=${2:-mpirun}
-run=("$mpirun" --oversubscribe --allow-run-as-root)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 source "$(dirname "$0")/check.sh"
-cd "$dir" || exit 1
+mpi_test_setup "$@"
 train=(train --model mlp --batch 32 --lr 0.1 --quiet)
 
 # loss of the step in CSV column 3, by step number

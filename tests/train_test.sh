@@ -3,13 +3,8 @@
 # algorithm, a resume that continues bitwise, a corrupted and a truncated checkpoint refused, the output
 # files, and bad input refused with one line.
 set -u
-cclab=$(realpath "$1")
-mpirun=${2:-mpirun}
-run=("$mpirun" --oversubscribe --allow-run-as-root)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 source "$(dirname "$0")/check.sh"
-cd "$dir" || exit 1
+mpi_test_setup "$@"
 
 verdicts="bitwise identical on all [0-9]+ ranks after every step: PASS.*single-process step .*: PASS"
 for algo in ring tree hierarchical leader halving_doubling auto; do
