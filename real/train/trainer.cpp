@@ -217,6 +217,12 @@ class Trainer {
     }
   }
 
+  // The NCCL transport works on its own streams: torch's queued kernels (the bucket copies, the broadcast
+  // buffer) must have finished before it reads the memory. Its results are complete when run_rank returns.
+  void sync_device() const {
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  }
+
   std::int64_t parameter_count() const {
     std::int64_t n = 0;
     for (const auto& p : params_)
@@ -313,6 +319,7 @@ class Trainer {
       verify_or_throw(*planned.schedule);
       bucket->schedule = std::move(planned.schedule);
     }
+    sync_device();
     run_rank(*bucket->schedule, transport_, nullptr, data, {true, o_.timeout_s}, &workspace_);
   }
 
@@ -503,6 +510,7 @@ class Trainer {
     Planned planned = plan_collective(spec, *topology_, "auto");
     if (!planned.schedule) throw ConfigError(fmt::format("no broadcast plan: {}", planned.reason));
     verify_or_throw(*planned.schedule);
+    sync_device();
     run_rank(*planned.schedule, transport_, nullptr, flat.data_ptr(), {true, o_.timeout_s}, &workspace_);
     torch::NoGradGuard no_grad;
     std::int64_t offset = 0;
@@ -776,6 +784,7 @@ class Trainer {
           torch::ones({b.count}, b.flat.options().dtype(o_.fp16 ? torch::kHalf : torch::kFloat));
       std::vector<double> times;
       for (int rep = 0; rep < 6; ++rep) {
+        sync_device();
         check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
         const auto start = Clock::now();
         run_rank(*b.schedule, transport_, nullptr, scratch.data_ptr(), {true, o_.timeout_s}, &workspace_);
