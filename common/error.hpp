@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,24 @@ class PlanError : public Error {
 
 // A failure reported by an execution backend.
 class BackendError : public Error {
+ public:
+  using Error::Error;
+};
+
+// User text quoted in an error message, cut to `max_chars` (with "...") so that a stray paste cannot bury the
+// message.
+inline std::string clip(std::string_view text, std::size_t max_chars = 80) {
+  if (text.size() <= max_chars) return std::string(text);
+  return std::string(text.substr(0, max_chars)) + "...";
+}
+
+// Throws the ConfigError every loader reports: "SOURCE:LINE: FIELD: MESSAGE" (without LINE when it is 0,
+// unknown). Field and message are clipped, as they may quote the user's text.
+[[noreturn]] void throw_input_error(std::string_view source, int line, std::string_view field,
+                                    std::string_view message);
+
+// A broken invariant: a bug in cclab, never the user's input (CCLAB_ENFORCE throws it).
+class InternalError : public Error {
  public:
   using Error::Error;
 };

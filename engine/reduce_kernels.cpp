@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -156,7 +157,12 @@ __attribute__((target("avx2,f16c"))) std::size_t reduce_bf16_avx2(std::uint16_t*
 }
 
 bool has_avx2_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    // F16C from CPUID leaf 1 directly: clang's __builtin_cpu_supports does not know "f16c".
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return f16c && __builtin_cpu_supports("avx2");
+  }();
   return yes;
 }
 

@@ -1,5 +1,6 @@
 #include "engine/scenario.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/files.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "topology/presets.hpp"
@@ -31,9 +33,8 @@ class Reader {
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& message) const {
     if (node.IsDefined() && node.Mark().is_null())  // a value given by --set, not read from the file
-      throw ConfigError(fmt::format("{}: --set {}: {}", source_, field, message));
-    const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
-    throw ConfigError(fmt::format("{}:{}: {}: {}", source_, line, field, message));
+      throw_input_error(source_, 0, "--set " + field, message);
+    throw_input_error(source_, node.IsDefined() ? node.Mark().line + 1 : 0, field, message);
   }
 
   // `map` must be a mapping whose keys are all in `allowed` (empty: any key).
@@ -41,10 +42,11 @@ class Reader {
     if (!map.IsMap()) fail(map, field, "expected a mapping");
     std::set<std::string> seen;  // yaml-cpp keeps the first of two equal keys; a scenario must not have two
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
-      if (!seen.insert(key).second) fail(kv.first, join(field, key), "duplicate field");
+      if (!kv.first.IsScalar()) fail(kv.first, field, "a key must be a plain name");
+      const std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) fail(kv.first, join(field, clip(key)), "duplicate field");
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(kv.first, join(field, key), fmt::format("unknown field (valid: {})", fmt::join(allowed, ", ")));
+        fail(kv.first, join(field, clip(key)), fmt::format("unknown field (valid: {})", fmt::join(allowed, ", ")));
       }
     }
   }
@@ -172,7 +174,8 @@ void read_topology(Reader& r, const YAML::Node& root, const std::string& base_di
     const auto nodes = r.required(t, "nodes", "topology");
     std::string spec = fmt::format("{}:{}", preset.text, r.integer(nodes, 1));
     for (const auto& kv : t) {  // every other key is a preset parameter (docs/topology-format.md)
-      const std::string key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) r.fail(kv.first, "topology", "a key must be a plain name");
+      const std::string key = kv.first.Scalar();
       if (key == "preset" || key == "nodes") continue;
       spec += fmt::format(",{}={}", key, r.required(t, key, "topology").text);
     }
@@ -233,15 +236,8 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   r.expect_map(
       c, "communication",
       {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels"});
-  if (auto a = r.leaf(c, "algorithm", "communication")) {
-    if (a->text != "auto" && !find_algorithm(Collective::AllReduce, a->text)) {
-      std::vector<std::string> names{"auto"};
-      for (const Algorithm* alg : algorithms_for(Collective::AllReduce))
-        names.push_back(alg->name);
-      r.one_of(*a, names);
-    }
-    p.algorithm = a->text;
-  }
+  const auto algorithm = r.leaf(c, "algorithm", "communication");
+  if (algorithm) p.algorithm = algorithm->text;
   if (auto f = r.leaf(c, "fusion", "communication")) {
     const bool horovod = r.one_of(*f, {"ddp", "horovod"}) == "horovod";
     p.fusion.style = horovod ? FusionStyle::HorovodCycle : FusionStyle::DdpBuckets;
@@ -256,6 +252,21 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (auto s = r.leaf(c, "sync", "communication"))
     p.sync =
         r.one_of(*s, {"allreduce", "zero"}) == "zero" ? GradientSync::ZeroSharded : GradientSync::AllReduce;
+  // ZeRO runs a reduce-scatter and an allgather per bucket: the algorithm must plan both (checked here, with
+  // the line, rather than when the sweep reaches the point).
+  if (algorithm && algorithm->text != "auto") {
+    const bool zero = p.sync == GradientSync::ZeroSharded;
+    std::vector<std::string> names{"auto"};
+    for (const Algorithm* alg : algorithms_for(zero ? Collective::ReduceScatter : Collective::AllReduce))
+      if (!zero || find_algorithm(Collective::AllGather, alg->name)) names.push_back(alg->name);
+    if (std::find(names.begin(), names.end(), algorithm->text) == names.end()) {
+      if (zero)
+        r.fail(algorithm->node, algorithm->field,
+               fmt::format("'{}' cannot plan the reduce-scatter and allgather of sync: zero (valid: {})",
+                           algorithm->text, fmt::join(names, ", ")));
+      r.one_of(*algorithm, names);
+    }
+  }
   if (auto k = r.leaf(c, "chunk", "communication")) p.plan.chunk_bytes = r.with_units(*k, parse_size_bytes);
   if (auto n = r.leaf(c, "channels", "communication")) p.plan.channels = static_cast<int>(r.integer(*n, 0));
 }
@@ -439,10 +450,16 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   if (!name || !name.IsScalar() || name.Scalar().empty())
     top.fail(root, "name", "missing (a short identifier)");
   s.name = name.Scalar();
-  if (root["description"]) s.description = root["description"].as<std::string>();
+  if (const YAML::Node d = root["description"]) {
+    if (!d.IsScalar()) top.fail(d, "description", "expected a line of text");
+    s.description = d.Scalar();
+  }
   if (const YAML::Node out = root["outputs"]) {
     top.expect_map(out, "outputs", {"dir"});
-    if (out["dir"]) s.output_dir = out["dir"].as<std::string>();
+    if (const YAML::Node dir = out["dir"]) {
+      if (!dir.IsScalar() || dir.Scalar().empty()) top.fail(dir, "outputs.dir", "expected a directory path");
+      s.output_dir = dir.Scalar();
+    }
   }
 
   // Discover the axes, then read every combination (first axis slowest).
@@ -480,11 +497,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the scenario file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_scenario(text.str(), path, std::filesystem::path(path).parent_path().string(), overrides);
+  return parse_scenario(read_input_file(path, "scenario"), path, std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 }  // namespace cclab

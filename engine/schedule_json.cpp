@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/files.hpp"
 #include "common/error.hpp"
 
 namespace cclab {
@@ -18,7 +19,7 @@ class Reader {
   explicit Reader(const std::string& source) : source_(source) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw ConfigError(fmt::format("{}: {}: {}", source_, field, message));
+    throw_input_error(source_, 0, field, message);
   }
 
   const json& member(const json& object, const char* key, const std::string& field) const {
@@ -150,6 +151,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     doc = json::parse(text, on_parse);
   } catch (const json::parse_error& e) {
     throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", source, e.byte, e.what()));
+  } catch (const json::exception& e) {  // a number too large for any type (found by the schedule fuzzer)
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   Schedule s;
   s.spec.collective =
@@ -198,11 +201,7 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
 }
 
 Schedule load_schedule_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open schedule file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return schedule_from_json(text.str(), path);
+  return schedule_from_json(read_input_file(path, "schedule"), path);
 }
 
 void save_schedule_file(const Schedule& schedule, const std::string& path) {

@@ -171,6 +171,153 @@ bool overlaps(const Region& a, const Region& b) {
   return a.storage == b.storage && a.lo < b.hi && b.lo < a.hi && a.lo < a.hi && b.lo < b.hi;
 }
 
+// Where a chunk of rank `rank` lives. In place, everything lives in the output storage; reduce_scatter's
+// output sits inside its input and allgather's input inside its output.
+Region region_of(const CollectiveSpec& spec, bool in_place, int rank, const Chunk& c) {
+  if (c.buffer == Buffer::Scratch) return {kScratchStorage, c.offset, c.end()};
+  if (!in_place) return {c.buffer == Buffer::Input ? kInputStorage : kOutputStorage, c.offset, c.end()};
+  std::uint64_t shift = 0;
+  if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output)
+    shift = in_place_offset(spec, rank);
+  if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input) shift = in_place_offset(spec, rank);
+  return {kOutputStorage, c.offset + shift, c.end() + shift};
+}
+
+// Data races within one rank. Two ops of a rank that touch overlapping elements, at least one of them writing,
+// must be ordered by the rank's own dependencies (one a transitive dep of the other): channel order orders
+// starts, not completions, and any other order is an accident of timing. (The progress walk alone cannot see
+// this: it follows one interleaving, and a race shows only in another — fuzz/schedule_json_fuzz found a
+// schedule the walk passed that computed a wrong sum.)
+//
+// Ops are visited in a topological order of the deps; each element range remembers its last writer and the
+// readers since. A new op must descend from that writer (and, when it writes, from those readers); earlier
+// accesses are then ordered by transitivity, so each op is checked against a few accessors only.
+class RaceCheck {
+ public:
+  RaceCheck(const Schedule& s, bool in_place) : s_(s), in_place_(in_place) {}
+
+  std::optional<std::string> run() {
+    for (int r = 0; r < s_.spec.world_size; ++r)
+      if (auto e = check_rank(r)) return e;
+    return std::nullopt;
+  }
+
+ private:
+  struct Segment {
+    std::uint64_t hi;
+    OpId writer = kNoOp;
+    std::vector<OpId> readers;  // since the writer
+  };
+  using Segments = std::map<std::uint64_t, Segment>;  // by lo; disjoint
+
+  std::optional<std::string> check_rank(int rank) {
+    const Program& p = s_.ranks[rank];
+    const std::size_t n = p.ops.size();
+    // Topological order (Kahn, lowest index first so that program order is kept where deps allow).
+    order_.clear();
+    position_.assign(n, 0);
+    std::vector<std::uint32_t> waiting(n, 0);
+    std::vector<std::vector<OpId>> dependents(n);
+    for (OpId i = 0; i < n; ++i)
+      for (OpId d : p.deps_of(p.ops[i]))
+        ++waiting[i], dependents[d].push_back(i);
+    std::vector<OpId> ready;
+    for (OpId i = n; i-- > 0;)
+      if (waiting[i] == 0) ready.push_back(i);
+    while (!ready.empty()) {
+      const OpId i = ready.back();
+      ready.pop_back();
+      position_[i] = static_cast<std::uint32_t>(order_.size());
+      order_.push_back(i);
+      for (OpId j : dependents[i])
+        if (--waiting[j] == 0) ready.push_back(j);
+    }
+    if (order_.size() != n) return std::nullopt;  // a cycle: check_structure reports it
+    visited_.assign(n, 0);
+    epoch_ = 0;
+    std::array<Segments, 3> storage;
+    for (OpId b : order_) {
+      const Op& op = p.ops[b];
+      if (reads_src(op.kind) && op.src.count > 0) {
+        const Region g = region_of(s_.spec, in_place_, rank, op.src);
+        if (auto e = access(rank, storage[g.storage], g, b, /*write=*/false)) return e;
+      }
+      if (writes_dst(op.kind) && op.dst.count > 0) {
+        const Region g = region_of(s_.spec, in_place_, rank, op.dst);
+        if (auto e = access(rank, storage[g.storage], g, b, /*write=*/true)) return e;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Splits the segment containing `at` (if any) so that a segment starts there.
+  static void split_at(Segments& segments, std::uint64_t at) {
+    auto it = segments.upper_bound(at);
+    if (it == segments.begin()) return;
+    --it;
+    if (it->first == at || it->second.hi <= at) return;
+    Segment right = it->second;
+    it->second.hi = at;
+    segments.emplace(at, std::move(right));
+  }
+
+  std::optional<std::string> access(int rank, Segments& segments, const Region& g, OpId b, bool write) {
+    split_at(segments, g.lo);
+    split_at(segments, g.hi);
+    // Fill the gaps of [lo, hi) with untouched segments, then check and update every segment inside.
+    std::uint64_t at = g.lo;
+    for (auto it = segments.lower_bound(g.lo); at < g.hi;) {
+      if (it == segments.end() || it->first > at) {
+        const std::uint64_t end = it == segments.end() ? g.hi : std::min(g.hi, it->first);
+        it = segments.emplace_hint(it, at, Segment{end, kNoOp, {}});
+      }
+      Segment& seg = it->second;
+      if (seg.writer != kNoOp && seg.writer != b && !descends(rank, b, seg.writer)) return race(rank, b, seg.writer);
+      if (write) {
+        for (OpId reader : seg.readers)
+          if (reader != b && !descends(rank, b, reader)) return race(rank, b, reader);
+        seg.writer = b;
+        seg.readers.clear();
+      } else if (seg.readers.empty() || seg.readers.back() != b) {
+        seg.readers.push_back(b);
+      }
+      at = seg.hi;
+      ++it;
+    }
+    return std::nullopt;
+  }
+
+  // Whether `a` is a transitive dep of `b`. Only ops placed after `a` in the topological order can lead to it.
+  bool descends(int rank, OpId b, OpId a) {
+    const Program& p = s_.ranks[rank];
+    ++epoch_;
+    stack_.assign(1, b);
+    while (!stack_.empty()) {
+      const OpId x = stack_.back();
+      stack_.pop_back();
+      for (OpId d : p.deps_of(p.ops[x])) {
+        if (d == a) return true;
+        if (visited_[d] == epoch_ || position_[d] < position_[a]) continue;
+        visited_[d] = epoch_;
+        stack_.push_back(d);
+      }
+    }
+    return false;
+  }
+
+  std::optional<std::string> race(int rank, OpId b, OpId a) const {
+    return fmt::format("race: {} and {} touch the same elements, one writing, and neither depends on the other "
+                       "(add a dependency){}",
+                       format_op(s_, rank, a), format_op(s_, rank, b), in_place_ ? " (in-place)" : "");
+  }
+
+  const Schedule& s_;
+  bool in_place_;
+  std::vector<OpId> order_, stack_;
+  std::vector<std::uint32_t> position_, visited_;
+  std::uint32_t epoch_ = 0;
+};
+
 class SymbolicRun final : public ProgressHooks {
  public:
   SymbolicRun(const Schedule& s, bool in_place) : s_(s), in_place_(in_place) {
@@ -199,19 +346,7 @@ class SymbolicRun final : public ProgressHooks {
     }
   }
 
-  Region region(int rank, const Chunk& c) const {
-    const CollectiveSpec& spec = s_.spec;
-    if (c.buffer == Buffer::Scratch) return {kScratchStorage, c.offset, c.end()};
-    if (!in_place_) return {c.buffer == Buffer::Input ? kInputStorage : kOutputStorage, c.offset, c.end()};
-    // In place, everything lives in the output storage; reduce_scatter's output sits inside its input and
-    // allgather's input inside its output.
-    std::uint64_t shift = 0;
-    if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output)
-      shift = in_place_offset(spec, rank);
-    if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input)
-      shift = in_place_offset(spec, rank);
-    return {kOutputStorage, c.offset + shift, c.end() + shift};
-  }
+  Region region(int rank, const Chunk& c) const { return region_of(s_.spec, in_place_, rank, c); }
 
   Pieces read(int rank, const Chunk& c) const {
     const Region g = region(rank, c);
@@ -380,6 +515,7 @@ std::optional<std::string> verify(const Schedule& schedule, const VerifyOptions&
   if (auto e = check_structure(schedule, matching)) return e;
   for (bool in_place : {false, true}) {
     if (in_place ? !options.in_place : !options.out_of_place) continue;
+    if (auto e = RaceCheck(schedule, in_place).run()) return e;
     SymbolicRun run(schedule, in_place);
     if (auto e = walk_schedule(schedule, matching, run)) return e;
     const char* mode = in_place ? " (in-place)" : "";

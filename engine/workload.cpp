@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/files.hpp"
 #include "common/error.hpp"
 
 namespace cclab {
@@ -248,7 +249,7 @@ Workload load_workload_csv(const std::string& path, std::istream& in) {
 // YAML, and JSON through the same parser (JSON is a subset of YAML 1.2 for these documents).
 Workload load_workload_yaml(const std::string& path, const std::string& text) {
   auto fail = [&](const YAML::Node& node, const std::string& field, const std::string& message) {
-    throw ConfigError(fmt::format("{}:{}: {}: {}", path, node.Mark().line + 1, field, message));
+    throw_input_error(path, node.Mark().line + 1, field, message);
   };
   YAML::Node root;
   try {
@@ -260,8 +261,9 @@ Workload load_workload_yaml(const std::string& path, const std::string& text) {
   w.name = std::filesystem::path(path).stem().string();
   if (root.IsMap()) {
     for (const auto& kv : root) {
-      const std::string key = kv.first.as<std::string>();
-      if (key != "name" && key != "tensors") fail(kv.first, key, "unknown field (valid: name, tensors)");
+      if (!kv.first.IsScalar()) fail(kv.first, "", "a key must be a plain name");
+      const std::string key = kv.first.Scalar();
+      if (key != "name" && key != "tensors") fail(kv.first, clip(key), "unknown field (valid: name, tensors)");
     }
     if (root["name"]) {
       if (!root["name"].IsScalar()) fail(root["name"], "name", "expected a string");
@@ -277,9 +279,10 @@ Workload load_workload_yaml(const std::string& path, const std::string& text) {
     const std::string field = fmt::format("tensors[{}]", i);
     if (!t.IsMap()) fail(t, field, "expected {name: ..., elements: ...}");
     for (const auto& kv : t) {
-      const std::string key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) fail(kv.first, field, "a key must be a plain name");
+      const std::string key = kv.first.Scalar();
       if (key != "name" && key != "elements")
-        fail(kv.first, field + "." + key, "unknown field (valid: name, elements)");
+        fail(kv.first, field + "." + clip(key), "unknown field (valid: name, elements)");
     }
     for (const char* key : {"name", "elements"})
       if (!t[key] || !t[key].IsScalar()) fail(t, field + "." + key, "missing or not a scalar");
@@ -293,18 +296,16 @@ Workload load_workload_yaml(const std::string& path, const std::string& text) {
 }  // namespace
 
 Workload load_workload_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the workload file", path));
   const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".csv" && ext != ".yaml" && ext != ".yml" && ext != ".json")
+    throw ConfigError(fmt::format("{}: workload files end in .csv, .yaml, .yml or .json", path));
+  const std::string text = read_input_file(path, "workload");
   Workload w;
   if (ext == ".csv") {
+    std::istringstream in(text);
     w = load_workload_csv(path, in);
-  } else if (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-    std::ostringstream text;
-    text << in.rdbuf();
-    w = load_workload_yaml(path, text.str());
   } else {
-    throw ConfigError(fmt::format("{}: workload files end in .csv, .yaml, .yml or .json", path));
+    w = load_workload_yaml(path, text);
   }
   if (w.tensors.empty()) throw ConfigError(fmt::format("{}: the workload lists no tensors", path));
   return w;

@@ -9,6 +9,8 @@ core=(build-essential cmake pkg-config ccache python3
       libgtest-dev libgmock-dev libbenchmark-dev)
 # Backends: SimGrid (sim/), Open MPI (real/), LibTorch + Gloo headers (training loop), gnuplot (plots).
 backends=(libsimgrid-dev libopenmpi-dev openmpi-bin libtorch-dev libgloo-dev gnuplot-nox)
+# The fuzz harnesses (scripts/fuzz.sh): clang and its libFuzzer runtime.
+backends+=(clang-14 libclang-rt-14-dev)
 
 want=("${core[@]}")
 if [[ "${CCLAB_CORE_ONLY:-0}" != 1 ]]; then want+=("${backends[@]}"); fi

@@ -85,7 +85,10 @@ check bad-preset 1 "^cclab: error: .*unknown preset" -- "$cclab" plan --topology
 check bad-size 1 "^cclab: error: --size" -- "$cclab" plan --topology dgx_a100:1 --size 12XB
 check bad-algo 1 "valid: ring, tree" -- "$cclab" plan --topology dgx_a100:1 --algo fastest
 check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective alltoall
-check missing-file 1 "cannot open" -- "$cclab" verify "$dir/nope.json"
+check missing-file 1 "nope.json: cannot read the schedule file: no such file" -- "$cclab" verify "$dir/nope.json"
+check directory-file 1 "cannot read the topology file: it is a directory" -- "$cclab" topology show "$dir/"
+# A device that never ends would hang a reader that trusts it.
+check device-file 1 "cannot read the scenario file: it is not a regular file" -- "$cclab" predict /dev/zero
 echo '{"collective": "allreduce"' > "$dir/broken.json"
 check broken-json 1 "not valid JSON" -- "$cclab" verify "$dir/broken.json"
 printf 'vertices:\n  - {name: g, kind: gpu, node: 0, local_rank: 0}\nlinks:\n  - {from: g, to: h, kind: pcie, bandwidth: 1GB/s}\n' > "$dir/bad.yaml"

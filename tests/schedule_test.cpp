@@ -64,6 +64,7 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
   expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
   expect_error("{", "p.json: not valid JSON");
+  expect_error(edit("\"count\":9", "\"count\":408000741590e415907"), "p.json: not valid JSON");  // fuzzer
 }
 
 TEST(SchedulePrint, RingInNcclForm) {
@@ -138,6 +139,29 @@ TEST(Verifier, Race) {
     b.send(0, 1, out, {got});
   }
   expect_rejected(s, "race");
+}
+
+TEST(Verifier, RaceThatOneInterleavingHides) {
+  // Rank 1 forwards its output (op 2) ordered only after its first send, not after the receive that writes
+  // the output (op 1): whether the receive has finished depends on timing. The verifier must reject it from
+  // the deps alone, whatever order its walk happens to take (fuzz/schedule_json_fuzz found such a schedule
+  // that the walk passed and the executor got wrong).
+  Schedule s = empty_schedule(allreduce_spec(2, 4), "hidden-race");
+  const Chunk in{Buffer::Input, 0, 4}, out{Buffer::Output, 0, 4}, scratch{Buffer::Scratch, 0, 4};
+  s.ranks[0].scratch_count = 4;
+  {
+    ProgramBuilder b(s.ranks[0]);
+    const OpId got = b.recv_reduce(1, 0, in, out);
+    b.send(1, 1, out, {got});
+    b.recv(1, 2, scratch);
+  }
+  {
+    ProgramBuilder b(s.ranks[1]);
+    const OpId sent = b.send(0, 0, in);
+    b.recv(0, 1, out);
+    b.send(0, 2, out, {sent});  // should depend on the receive above
+  }
+  expect_rejected(s, "neither depends on the other");
 }
 
 TEST(Verifier, WrongResult) {

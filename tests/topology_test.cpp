@@ -128,6 +128,28 @@ TEST(PresetSpec, Errors) {
   }
 }
 
+TEST(PresetSpec, SizeLimits) {
+  auto message = [](const char* spec) {
+    try {
+      make_preset(spec);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("dgx_a100:8193").find("more than the 65536 GPUs"), std::string::npos);
+  EXPECT_NE(message("pcie_server:2000000000,gpus=2000000000").find("more than the 65536 GPUs"), std::string::npos);
+  EXPECT_NE(message("pcie_server:2,fabric=leaf_spine,spines=100000").find("spines must be <= 1024"),
+            std::string::npos);
+}
+
+// Found by the scenario fuzzer's seed corpus: the '/' of "GB/s" made a preset spec look like a file path.
+TEST(PresetSpec, BandwidthWithSlashIsStillAPreset) {
+  const Topology t = load_topology("dgx_a100:1,nvlink=150GB/s");
+  EXPECT_EQ(t.gpus().size(), 8u);
+  EXPECT_THROW(load_topology("./dgx_a100:1,nvlink=150GB/s"), ConfigError);  // an explicit path stays a path
+}
+
 TEST(Yaml, RoundTrip) {
   for (const char* spec :
        {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3"}) {
@@ -193,6 +215,7 @@ TEST(YamlErrors, VertexLocalRank) {
 }
 TEST(YamlErrors, VertexName) {
   expect_error(replace(kValid, "{name: g1,", "{name: g0,"), "vertices[1].name");
+  expect_error(replace(kValid, "{name: g1,", "{name: \"g\\x1c1\","), "vertices[1].name");  // fuzzer: no round trip
 }
 TEST(YamlErrors, GpuWithoutNode) {
   expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"),
@@ -219,6 +242,16 @@ TEST(YamlErrors, LinkBandwidth) {
 TEST(YamlErrors, LinkLatency) {
   expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: soon}\n  - {from: g1"),
                "t.yaml:7: links[0].latency");
+}
+// Found by fuzz/topology_yaml_fuzz: a latency of 6e7 s overflowed the integer route cost into a negative edge
+// weight, and Boost's Dijkstra threw an exception that was not a cclab error.
+TEST(YamlErrors, LinkLatencyOutOfRange) {
+  expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: 59949999999999999ns}\n  - {from: g1"),
+               "t.yaml:7: links[0]");
+}
+TEST(YamlErrors, LinkBandwidthOutOfRange) {
+  expect_error(replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "1B/s, latency: 500ns}\n  - {from: g1"),
+               "t.yaml:7: links[0]");
 }
 TEST(YamlErrors, LinkMissingBandwidth) {
   expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1",

@@ -25,6 +25,14 @@ TEST(Units, Bandwidths) {
   EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("100Mbps"), 12.5e6);
   EXPECT_THROW(parse_bandwidth_Bps("0Gbps"), ConfigError);
   EXPECT_THROW(parse_bandwidth_Bps("25 furlongs"), ConfigError);
+  // Found by fuzz/units_fuzz: the unit's factor overflowed a finite number to infinity.
+  EXPECT_THROW(parse_bandwidth_Bps("1e300GiB/s"), ConfigError);
+  try {
+    parse_bandwidth_Bps(std::string(5000, '7') + "x");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);  // the text is quoted clipped
+  }
 }
 
 TEST(Units, Times) {

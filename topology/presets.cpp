@@ -23,6 +23,18 @@ constexpr double kPcieHopLatency_s = 0.4e-6;
 constexpr double kPcieGen4x16_Bps = 16 * 16e9 * 128.0 / 130.0 / 8;  // 31.5 GB/s
 constexpr double kPcieGen5x16_Bps = 16 * 32e9 * 128.0 / 130.0 / 8;  // 63.0 GB/s
 
+// Refuses worlds beyond kMaxPresetGpus and fabrics beyond kMaxSpines, before anything is built.
+void check_preset_size(std::string_view model, long nodes, long gpus_per_node, const FabricParams& fabric) {
+  if (nodes < 1 || gpus_per_node < 1)
+    throw ConfigError(fmt::format("{}: nodes and gpus must be >= 1 (got {} and {})", model, nodes, gpus_per_node));
+  if (nodes * gpus_per_node > kMaxPresetGpus) {
+    throw ConfigError(fmt::format("{}: {} nodes x {} GPUs is more than the {} GPUs a preset may have", model,
+                                  nodes, gpus_per_node, kMaxPresetGpus));
+  }
+  if (fabric.spines > kMaxSpines)
+    throw ConfigError(fmt::format("{}: spines must be <= {} (got {})", model, kMaxSpines, fabric.spines));
+}
+
 std::string node_prefix(int node) {
   return fmt::format("n{}.", node);
 }
@@ -79,7 +91,7 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
 // chapters.)
 Topology dgx(const std::string& model, const DgxParams& p, double nvlink_Bps, double nic_Bps,
              double pcie_Bps) {
-  if (p.nodes < 1) throw ConfigError(fmt::format("{}: nodes must be >= 1 (got {})", model, p.nodes));
+  check_preset_size(model, p.nodes, 8, p.fabric);
   Topology t(fmt::format("{}:{}", model, p.nodes));
   if (p.nvlink_Bps > 0) nvlink_Bps = p.nvlink_Bps;
   if (p.nic_Bps > 0) nic_Bps = p.nic_Bps;
@@ -227,7 +239,7 @@ Topology dgx_h100(const DgxParams& params) {
 }
 
 Topology pcie_server(const PcieServerParams& p) {
-  if (p.nodes < 1 || p.gpus < 1) throw ConfigError(fmt::format("pcie_server: nodes and gpus must be >= 1"));
+  check_preset_size("pcie_server", p.nodes, p.gpus, p.fabric);
   Topology t(fmt::format("pcie_server:{},gpus={}", p.nodes, p.gpus));
   std::vector<std::vector<VertexId>> nics(p.nodes);
   for (int n = 0; n < p.nodes; ++n) {
@@ -318,8 +330,13 @@ Topology make_preset(std::string_view spec) {
 
 Topology load_topology(std::string_view spec_or_path) {
   const std::string text(spec_or_path);
+  // A preset spec may hold '/' in a bandwidth ("dgx_a100:4,nvlink=150GB/s"); a file that starts like one can
+  // still be named as ./dgx_a100:4...
+  for (const auto& p : presets())
+    if (text.starts_with(p.name + ":")) return make_preset(text);
+  std::error_code ignored;  // a name too long for a path is simply not a file
   const bool looks_like_file = text.find('/') != std::string::npos || text.ends_with(".yaml") ||
-                               text.ends_with(".yml") || std::filesystem::is_regular_file(text);
+                               text.ends_with(".yml") || std::filesystem::is_regular_file(text, ignored);
   if (looks_like_file) return load_topology_yaml_file(text);
   return make_preset(text);
 }

@@ -35,9 +35,12 @@ constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{
      {LinkKind::Ethernet, "ethernet"}}};
 
 // Route cost of one hop in integer picoseconds, so that equal-cost paths tie exactly (ECMP needs exact ties).
+// Capped at 1e15 ps (about 17 minutes): a hop that slow is one to avoid whatever its exact cost, and the cap
+// keeps path sums of up to 9,000 hops inside int64 even for links degraded by a factor of 1e-9.
 constexpr double kRouteProbeBytes = 1 << 20;
+constexpr double kMaxHopCost_ps = 1e15;
 std::int64_t hop_cost_ps(const Link& link) {
-  return std::llround((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12);
+  return std::llround(std::min((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12, kMaxHopCost_ps));
 }
 
 // FNV-1a: stable across runs and platforms, unlike std::hash.
@@ -158,12 +161,14 @@ std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double ban
   if (a >= num_vertices() || b >= num_vertices() || a == b) {
     throw ConfigError(fmt::format("a link must join two distinct vertices (got {} and {})", a, b));
   }
-  if (!(bandwidth_Bps > 0) || !std::isfinite(bandwidth_Bps)) {
-    throw ConfigError(
-        fmt::format("link {} - {}: bandwidth must be positive", graph_[a].name, graph_[b].name));
+  // Physical ranges, wide enough for any network (a 1 KB/s serial line to a 1 PB/s die-to-die link).
+  if (!(bandwidth_Bps >= 1e3 && bandwidth_Bps <= 1e15)) {
+    throw ConfigError(fmt::format("link {} - {}: bandwidth must be in [1KB/s, 1000TB/s] (got {})", graph_[a].name,
+                                  graph_[b].name, bandwidth_Bps));
   }
-  if (!(latency_s >= 0) || !std::isfinite(latency_s)) {
-    throw ConfigError(fmt::format("link {} - {}: latency must be >= 0", graph_[a].name, graph_[b].name));
+  if (!(latency_s >= 0 && latency_s <= 1)) {
+    throw ConfigError(
+        fmt::format("link {} - {}: latency must be in [0, 1s] (got {})", graph_[a].name, graph_[b].name, latency_s));
   }
   std::size_t id = links_.size();
   links_.push_back(Link{a, b, kind, bandwidth_Bps, latency_s});

@@ -1,0 +1,18 @@
+// Reading the files users hand to cclab (topologies, scenarios, workloads, schedules). One reader, so that every
+// loader refuses the same things the same way: a path that is not a regular file (a directory, a FIFO,
+// /dev/zero would otherwise hang a loader or read as empty) and a file too large to be a hand-written input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cclab {
+
+inline constexpr std::uint64_t kMaxInputFileBytes = 256ULL << 20;
+
+// The whole text of `path`. Throws ConfigError "PATH: cannot read the WHAT file: REASON".
+std::string read_input_file(const std::string& path, std::string_view what,
+                            std::uint64_t max_bytes = kMaxInputFileBytes);
+
+}  // namespace cclab
