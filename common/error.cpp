@@ -3,7 +3,8 @@
 namespace cclab {
 
 void throw_input_error(std::string_view source, int line, std::string_view field, std::string_view message) {
-  if (line > 0) throw ConfigError(fmt::format("{}:{}: {}: {}", source, line, clip(field, 200), clip(message, 1000)));
+  if (line > 0)
+    throw ConfigError(fmt::format("{}:{}: {}: {}", source, line, clip(field, 200), clip(message, 1000)));
   throw ConfigError(fmt::format("{}: {}: {}", source, clip(field, 200), clip(message, 1000)));
 }
 

@@ -1,5 +1,5 @@
-// Reading the files users hand to cclab (topologies, scenarios, workloads, schedules). One reader, so that every
-// loader refuses the same things the same way: a path that is not a regular file (a directory, a FIFO,
+// Reading the files users hand to cclab (topologies, scenarios, workloads, schedules). One reader, so that
+// every loader refuses the same things the same way: a path that is not a regular file (a directory, a FIFO,
 // /dev/zero would otherwise hang a loader or read as empty) and a file too large to be a hand-written input.
 #pragma once
 

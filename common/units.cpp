@@ -32,7 +32,8 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   while (!suffix.empty() && suffix.front() == ' ')
     suffix.remove_prefix(1);
   if (!std::isfinite(value) || value < 0) {
-    throw ConfigError(fmt::format("'{}' is not a {}: it must be a finite, non-negative number", clip(text), what));
+    throw ConfigError(
+        fmt::format("'{}' is not a {}: it must be a finite, non-negative number", clip(text), what));
   }
   return {value, suffix};
 }
@@ -48,8 +49,8 @@ double apply_suffix(std::string_view text, std::string_view what, std::string_vi
       throw ConfigError(fmt::format("'{}' is too large for a {}", clip(text), what));
     return value * s.factor;
   }
-  throw ConfigError(
-      fmt::format("'{}' has an unknown unit '{}' for a {}; valid units: {}", clip(text), clip(suffix), what, valid));
+  throw ConfigError(fmt::format("'{}' has an unknown unit '{}' for a {}; valid units: {}", clip(text),
+                                clip(suffix), what, valid));
 }
 
 constexpr std::array kSizeSuffixes{Suffix{"", 1},

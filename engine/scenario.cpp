@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "common/files.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/units.hpp"
 #include "topology/presets.hpp"
 
@@ -46,7 +46,8 @@ class Reader {
       const std::string key = kv.first.Scalar();
       if (!seen.insert(key).second) fail(kv.first, join(field, clip(key)), "duplicate field");
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(kv.first, join(field, clip(key)), fmt::format("unknown field (valid: {})", fmt::join(allowed, ", ")));
+        fail(kv.first, join(field, clip(key)),
+             fmt::format("unknown field (valid: {})", fmt::join(allowed, ", ")));
       }
     }
   }
@@ -497,7 +498,8 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_scenario(read_input_file(path, "scenario"), path, std::filesystem::path(path).parent_path().string(), overrides);
+  return parse_scenario(read_input_file(path, "scenario"), path,
+                        std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 }  // namespace cclab

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/files.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace cclab {
 namespace {

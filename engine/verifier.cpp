@@ -179,15 +179,16 @@ Region region_of(const CollectiveSpec& spec, bool in_place, int rank, const Chun
   std::uint64_t shift = 0;
   if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output)
     shift = in_place_offset(spec, rank);
-  if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input) shift = in_place_offset(spec, rank);
+  if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input)
+    shift = in_place_offset(spec, rank);
   return {kOutputStorage, c.offset + shift, c.end() + shift};
 }
 
-// Data races within one rank. Two ops of a rank that touch overlapping elements, at least one of them writing,
-// must be ordered by the rank's own dependencies (one a transitive dep of the other): channel order orders
-// starts, not completions, and any other order is an accident of timing. (The progress walk alone cannot see
-// this: it follows one interleaving, and a race shows only in another — fuzz/schedule_json_fuzz found a
-// schedule the walk passed that computed a wrong sum.)
+// Data races within one rank. Two ops of a rank that touch overlapping elements, at least one of them
+// writing, must be ordered by the rank's own dependencies (one a transitive dep of the other): channel order
+// orders starts, not completions, and any other order is an accident of timing. (The progress walk alone
+// cannot see this: it follows one interleaving, and a race shows only in another — fuzz/schedule_json_fuzz
+// found a schedule the walk passed that computed a wrong sum.)
 //
 // Ops are visited in a topological order of the deps; each element range remembers its last writer and the
 // readers since. A new op must descend from that writer (and, when it writes, from those readers); earlier
@@ -272,7 +273,8 @@ class RaceCheck {
         it = segments.emplace_hint(it, at, Segment{end, kNoOp, {}});
       }
       Segment& seg = it->second;
-      if (seg.writer != kNoOp && seg.writer != b && !descends(rank, b, seg.writer)) return race(rank, b, seg.writer);
+      if (seg.writer != kNoOp && seg.writer != b && !descends(rank, b, seg.writer))
+        return race(rank, b, seg.writer);
       if (write) {
         for (OpId reader : seg.readers)
           if (reader != b && !descends(rank, b, reader)) return race(rank, b, reader);
@@ -287,7 +289,8 @@ class RaceCheck {
     return std::nullopt;
   }
 
-  // Whether `a` is a transitive dep of `b`. Only ops placed after `a` in the topological order can lead to it.
+  // Whether `a` is a transitive dep of `b`. Only ops placed after `a` in the topological order can lead to
+  // it.
   bool descends(int rank, OpId b, OpId a) {
     const Program& p = s_.ranks[rank];
     ++epoch_;
@@ -306,9 +309,10 @@ class RaceCheck {
   }
 
   std::optional<std::string> race(int rank, OpId b, OpId a) const {
-    return fmt::format("race: {} and {} touch the same elements, one writing, and neither depends on the other "
-                       "(add a dependency){}",
-                       format_op(s_, rank, a), format_op(s_, rank, b), in_place_ ? " (in-place)" : "");
+    return fmt::format(
+        "race: {} and {} touch the same elements, one writing, and neither depends on the other "
+        "(add a dependency){}",
+        format_op(s_, rank, a), format_op(s_, rank, b), in_place_ ? " (in-place)" : "");
   }
 
   const Schedule& s_;

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "common/files.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace cclab {
 namespace {
@@ -263,7 +263,8 @@ Workload load_workload_yaml(const std::string& path, const std::string& text) {
     for (const auto& kv : root) {
       if (!kv.first.IsScalar()) fail(kv.first, "", "a key must be a plain name");
       const std::string key = kv.first.Scalar();
-      if (key != "name" && key != "tensors") fail(kv.first, clip(key), "unknown field (valid: name, tensors)");
+      if (key != "name" && key != "tensors")
+        fail(kv.first, clip(key), "unknown field (valid: name, tensors)");
     }
     if (root["name"]) {
       if (!root["name"].IsScalar()) fail(root["name"], "name", "expected a string");

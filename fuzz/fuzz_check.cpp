@@ -14,7 +14,8 @@ void fail(std::string_view what, std::string_view detail) {
 void check_user_error(const Error& error, std::string_view source) {
   const std::string_view message = error.what();
   require(dynamic_cast<const InternalError*>(&error) == nullptr, "a cclab invariant broke", message);
-  require(dynamic_cast<const ConfigError*>(&error) != nullptr || dynamic_cast<const PlanError*>(&error) != nullptr,
+  require(dynamic_cast<const ConfigError*>(&error) != nullptr ||
+              dynamic_cast<const PlanError*>(&error) != nullptr,
           "an input error that is not a ConfigError or PlanError", message);
   if (!source.empty()) {
     const std::string prefix = std::string(source) + ":";

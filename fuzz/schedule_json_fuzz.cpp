@@ -24,12 +24,12 @@ constexpr double kStallTimeout_s = 5;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = cclab::fuzz::as_text(data, size);
-  auto schedule =
-      cclab::fuzz::load_or_clear_error("fuzz.json", [&] { return cclab::schedule_from_json(text, "fuzz.json"); });
+  auto schedule = cclab::fuzz::load_or_clear_error(
+      "fuzz.json", [&] { return cclab::schedule_from_json(text, "fuzz.json"); });
   if (!schedule) return 0;
   const std::string saved = cclab::schedule_to_json(*schedule);
-  auto again =
-      cclab::fuzz::load_or_clear_error("saved.json", [&] { return cclab::schedule_from_json(saved, "saved.json"); });
+  auto again = cclab::fuzz::load_or_clear_error(
+      "saved.json", [&] { return cclab::schedule_from_json(saved, "saved.json"); });
   require(again.has_value(), "a saved schedule does not load", saved.substr(0, 2000));
   require(cclab::schedule_to_json(*again) == saved, "a saved schedule loads as a different schedule");
 
@@ -46,8 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   for (bool in_place : {false, true}) {
     const auto wrong = cclab::testing::run_and_check(*schedule, in_place, kStallTimeout_s);
-    require(!wrong, fmt::format("the verifier accepted a schedule that computes a wrong result ({})",
-                                in_place ? "in place" : "out of place"),
+    require(!wrong,
+            fmt::format("the verifier accepted a schedule that computes a wrong result ({})",
+                        in_place ? "in place" : "out of place"),
             wrong.value_or(""));
   }
   return 0;

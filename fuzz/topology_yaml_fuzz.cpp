@@ -1,7 +1,8 @@
 // libFuzzer harness: the topology YAML loader (topology/yaml_io.hpp). An input is either refused with a
 // ConfigError naming "fuzz.yaml" (and its line and field), or it loads, and then:
 //  - it dumps to YAML that loads back equal (the round trip users rely on for calibrated files);
-//  - on small worlds, every allreduce algorithm either declines with a reason or plans a schedule the verifier
+//  - on small worlds, every allreduce algorithm either declines with a reason or plans a schedule the
+//  verifier
 //    accepts, and the cost table's times are finite: a hand-written topology must never break a planner.
 #include <cmath>
 
@@ -32,8 +33,8 @@ void plan_every_allreduce(const cclab::topo::Topology& topology) {
   }
   if (auto rows = cclab::fuzz::load_or_clear_error("", [&] { return cclab::cost_table(spec, topology); })) {
     for (const auto& row : *rows)
-      require(!row.support.ok || (std::isfinite(row.time_s) && row.time_s >= 0),
-              "a cost that is not finite", row.algorithm);
+      require(!row.support.ok || (std::isfinite(row.time_s) && row.time_s >= 0), "a cost that is not finite",
+              row.algorithm);
   }
 }
 

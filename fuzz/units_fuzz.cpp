@@ -1,6 +1,6 @@
 // libFuzzer harness: the unit-string parsers (common/units.hpp). Each parser either returns a value that is
-// finite and in range, or throws a ConfigError; what it returns prints back (format_*) to a string that parses
-// to the same value (exactly for sizes, to printing precision for bandwidths and times).
+// finite and in range, or throws a ConfigError; what it returns prints back (format_*) to a string that
+// parses to the same value (exactly for sizes, to printing precision for bandwidths and times).
 #include <cmath>
 
 #include "common/units.hpp"

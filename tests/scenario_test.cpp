@@ -129,10 +129,11 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
                 .find("s.yaml:10: communication.algorithm: duplicate field"),
             std::string::npos);
   // Found by the scenario fuzzer's seed corpus: this failed only when the sweep reached the point.
-  EXPECT_NE(error_of(std::string(kBase) + "  sync: zero\n")
-                .find("s.yaml:9: communication.algorithm: 'tree' cannot plan the reduce-scatter and allgather of "
-                      "sync: zero (valid: auto, ring)"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string(kBase) + "  sync: zero\n")
+          .find("s.yaml:9: communication.algorithm: 'tree' cannot plan the reduce-scatter and allgather of "
+                "sync: zero (valid: auto, ring)"),
+      std::string::npos);
   EXPECT_NE(error_of(kBase, {"communication.algorithm=[ring, rign]"})
                 .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, ring"),
             std::string::npos);

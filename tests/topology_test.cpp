@@ -138,7 +138,8 @@ TEST(PresetSpec, SizeLimits) {
     return std::string("no error");
   };
   EXPECT_NE(message("dgx_a100:8193").find("more than the 65536 GPUs"), std::string::npos);
-  EXPECT_NE(message("pcie_server:2000000000,gpus=2000000000").find("more than the 65536 GPUs"), std::string::npos);
+  EXPECT_NE(message("pcie_server:2000000000,gpus=2000000000").find("more than the 65536 GPUs"),
+            std::string::npos);
   EXPECT_NE(message("pcie_server:2,fabric=leaf_spine,spines=100000").find("spines must be <= 1024"),
             std::string::npos);
 }
@@ -215,7 +216,8 @@ TEST(YamlErrors, VertexLocalRank) {
 }
 TEST(YamlErrors, VertexName) {
   expect_error(replace(kValid, "{name: g1,", "{name: g0,"), "vertices[1].name");
-  expect_error(replace(kValid, "{name: g1,", "{name: \"g\\x1c1\","), "vertices[1].name");  // fuzzer: no round trip
+  expect_error(replace(kValid, "{name: g1,", "{name: \"g\\x1c1\","),
+               "vertices[1].name");  // fuzzer: no round trip
 }
 TEST(YamlErrors, GpuWithoutNode) {
   expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"),
@@ -246,12 +248,14 @@ TEST(YamlErrors, LinkLatency) {
 // Found by fuzz/topology_yaml_fuzz: a latency of 6e7 s overflowed the integer route cost into a negative edge
 // weight, and Boost's Dijkstra threw an exception that was not a cclab error.
 TEST(YamlErrors, LinkLatencyOutOfRange) {
-  expect_error(replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: 59949999999999999ns}\n  - {from: g1"),
-               "t.yaml:7: links[0]");
+  expect_error(
+      replace(kValid, "latency: 500ns}\n  - {from: g1", "latency: 59949999999999999ns}\n  - {from: g1"),
+      "t.yaml:7: links[0]");
 }
 TEST(YamlErrors, LinkBandwidthOutOfRange) {
-  expect_error(replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "1B/s, latency: 500ns}\n  - {from: g1"),
-               "t.yaml:7: links[0]");
+  expect_error(
+      replace(kValid, "300GB/s, latency: 500ns}\n  - {from: g1", "1B/s, latency: 500ns}\n  - {from: g1"),
+      "t.yaml:7: links[0]");
 }
 TEST(YamlErrors, LinkMissingBandwidth) {
   expect_error(replace(kValid, " bandwidth: 300GB/s, latency: 500ns}\n  - {from: g1",

@@ -26,7 +26,8 @@ constexpr double kPcieGen5x16_Bps = 16 * 32e9 * 128.0 / 130.0 / 8;  // 63.0 GB/s
 // Refuses worlds beyond kMaxPresetGpus and fabrics beyond kMaxSpines, before anything is built.
 void check_preset_size(std::string_view model, long nodes, long gpus_per_node, const FabricParams& fabric) {
   if (nodes < 1 || gpus_per_node < 1)
-    throw ConfigError(fmt::format("{}: nodes and gpus must be >= 1 (got {} and {})", model, nodes, gpus_per_node));
+    throw ConfigError(
+        fmt::format("{}: nodes and gpus must be >= 1 (got {} and {})", model, nodes, gpus_per_node));
   if (nodes * gpus_per_node > kMaxPresetGpus) {
     throw ConfigError(fmt::format("{}: {} nodes x {} GPUs is more than the {} GPUs a preset may have", model,
                                   nodes, gpus_per_node, kMaxPresetGpus));

@@ -15,8 +15,8 @@ namespace cclab::topo {
 
 enum class Fabric { SingleSwitch, LeafSpine, Rail };
 
-// The largest world a preset builds (64 Ki GPUs, well past the 1,000+ GPU clusters cclab studies): a typo such
-// as `dgx_a100:3200000` ends in an error instead of minutes of graph building and gigabytes of memory.
+// The largest world a preset builds (64 Ki GPUs, well past the 1,000+ GPU clusters cclab studies): a typo
+// such as `dgx_a100:3200000` ends in an error instead of minutes of graph building and gigabytes of memory.
 inline constexpr long kMaxPresetGpus = 65536;
 inline constexpr int kMaxSpines = 1024;
 

@@ -40,7 +40,8 @@ constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{
 constexpr double kRouteProbeBytes = 1 << 20;
 constexpr double kMaxHopCost_ps = 1e15;
 std::int64_t hop_cost_ps(const Link& link) {
-  return std::llround(std::min((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12, kMaxHopCost_ps));
+  return std::llround(
+      std::min((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12, kMaxHopCost_ps));
 }
 
 // FNV-1a: stable across runs and platforms, unlike std::hash.
@@ -163,12 +164,12 @@ std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double ban
   }
   // Physical ranges, wide enough for any network (a 1 KB/s serial line to a 1 PB/s die-to-die link).
   if (!(bandwidth_Bps >= 1e3 && bandwidth_Bps <= 1e15)) {
-    throw ConfigError(fmt::format("link {} - {}: bandwidth must be in [1KB/s, 1000TB/s] (got {})", graph_[a].name,
-                                  graph_[b].name, bandwidth_Bps));
+    throw ConfigError(fmt::format("link {} - {}: bandwidth must be in [1KB/s, 1000TB/s] (got {})",
+                                  graph_[a].name, graph_[b].name, bandwidth_Bps));
   }
   if (!(latency_s >= 0 && latency_s <= 1)) {
-    throw ConfigError(
-        fmt::format("link {} - {}: latency must be in [0, 1s] (got {})", graph_[a].name, graph_[b].name, latency_s));
+    throw ConfigError(fmt::format("link {} - {}: latency must be in [0, 1s] (got {})", graph_[a].name,
+                                  graph_[b].name, latency_s));
   }
   std::size_t id = links_.size();
   links_.push_back(Link{a, b, kind, bandwidth_Bps, latency_s});

@@ -6,8 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "common/files.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/units.hpp"
 
 namespace cclab::topo {
