@@ -5,8 +5,6 @@
 #include <map>
 #include <memory_resource>
 
-#include <boost/container/small_vector.hpp>
-
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -53,7 +51,6 @@ struct Region {
 
 // Most reads and writes cover one run; keep them off the heap.
 using Pieces = std::vector<Piece>;
-using Regions = boost::container::small_vector<Region, 2>;
 
 // One storage array of one rank, as an interval map from start to (end, value). Adjacent equal runs merge.
 class SymBuffer {
@@ -166,10 +163,6 @@ Pieces combine_pieces(const Pieces& a, const Pieces& b) {
 
 // Storage arrays of a rank: input and output (aliased in place), and scratch.
 enum Storage : int { kInputStorage = 0, kOutputStorage = 1, kScratchStorage = 2 };
-
-bool overlaps(const Region& a, const Region& b) {
-  return a.storage == b.storage && a.lo < b.hi && b.lo < a.hi && a.lo < a.hi && b.lo < b.hi;
-}
 
 // Where a chunk of rank `rank` lives. In place, everything lives in the output storage; reduce_scatter's
 // output sits inside its input and allgather's input inside its output.
@@ -364,42 +357,8 @@ class SymbolicRun final : public ProgressHooks {
     state_[rank].buffers[g.storage].write(g.lo, pieces);
   }
 
-  // ---- race detection against ops pending on the same rank ----
-  void check_against_pending(int rank, OpId id, const Regions& reads, const Regions& writes) {
-    if (error_) return;
-    for (OpId other : state_[rank].pending) {
-      if (other == id) continue;
-      const Op& o = s_.ranks[rank].ops[other];
-      const bool other_reads = reads_src(o.kind);
-      const bool other_writes = writes_dst(o.kind);
-      const Region other_src = region(rank, o.src), other_dst = region(rank, o.dst);
-      bool race = false;
-      for (const Region& w : writes)
-        race |= (other_reads && overlaps(w, other_src)) || (other_writes && overlaps(w, other_dst));
-      for (const Region& rd : reads)
-        race |= other_writes && overlaps(rd, other_dst);
-      if (race) {
-        error_ = fmt::format("race: {} touches elements that {} may access concurrently (add a dependency)",
-                             format_op(s_, rank, id), format_op(s_, rank, other));
-        return;
-      }
-    }
-  }
-
-  void on_start(int rank, OpId id) override {
-    const Op& op = s_.ranks[rank].ops[id];
-    if (is_comm(op.kind)) {
-      Regions reads, writes;
-      if (reads_src(op.kind)) reads.push_back(region(rank, op.src));
-      if (writes_dst(op.kind)) writes.push_back(region(rank, op.dst));
-      check_against_pending(rank, id, reads, writes);
-      state_[rank].pending.push_back(id);
-    }
-  }
-
   void on_local(int rank, OpId id) override {
     const Op& op = s_.ranks[rank].ops[id];
-    check_against_pending(rank, id, {region(rank, op.src)}, {region(rank, op.dst)});
     auto src = read(rank, op.src);
     if (op.kind == OpKind::LocalReduce) {
       auto dst = read(rank, op.dst);
@@ -411,8 +370,6 @@ class SymbolicRun final : public ProgressHooks {
   }
 
   void on_transfer(int src_rank, OpId send_id, int dst_rank, OpId recv_id) override {
-    erase_pending(src_rank, send_id);
-    erase_pending(dst_rank, recv_id);
     const Op& send = s_.ranks[src_rank].ops[send_id];
     const Op& recv = s_.ranks[dst_rank].ops[recv_id];
     auto data = read(src_rank, send.src);
@@ -426,9 +383,6 @@ class SymbolicRun final : public ProgressHooks {
       write(dst_rank, recv.dst, std::move(data), from);
     }
   }
-
-  bool stop() const override { return error_.has_value(); }
-  const std::optional<std::string>& error() const { return error_; }
 
   std::optional<std::string> check_postcondition() const {
     const CollectiveSpec& spec = s_.spec;
@@ -494,22 +448,15 @@ class SymbolicRun final : public ProgressHooks {
                        v.delta);
   }
 
-  void erase_pending(int rank, OpId id) {
-    auto& pending = state_[rank].pending;
-    pending.erase(std::find(pending.begin(), pending.end(), id));
-  }
-
   struct RankState {
     explicit RankState(std::pmr::memory_resource* pool)
         : buffers{SymBuffer(pool), SymBuffer(pool), SymBuffer(pool)} {}
     std::array<SymBuffer, 3> buffers;
-    std::vector<OpId> pending;  // started communication ops, not yet completed
   };
   const Schedule& s_;
   bool in_place_;
   std::pmr::unsynchronized_pool_resource pool_;  // map nodes of every buffer: freed all at once at the end
   std::vector<RankState> state_;
-  std::optional<std::string> error_;
 };
 
 }  // namespace
@@ -523,7 +470,6 @@ std::optional<std::string> verify(const Schedule& schedule, const VerifyOptions&
     SymbolicRun run(schedule, in_place);
     if (auto e = walk_schedule(schedule, matching, run)) return e;
     const char* mode = in_place ? " (in-place)" : "";
-    if (run.error()) return *run.error() + mode;
     if (auto e = run.check_postcondition()) return *e + mode;
   }
   return std::nullopt;
