@@ -177,7 +177,8 @@ std::string results_csv(const Scenario& scenario, const std::vector<PointResult>
   const bool elastic =
       std::any_of(results.begin(), results.end(), [](const PointResult& r) { return r.elastic; });
   if (elastic)
-    csv << ",gpus_after,redone_steps,lost_work_s,recovery_s,samples_per_s_after,job_s,healthy_job_s";
+    csv << ",gpus_after,redone_steps,lost_work_s,recovery_s,samples_per_s_after,steps_after,checkpoints,"
+           "checkpoint_s,job_s,healthy_job_s";
   csv << "\n";
   for (const PointResult& r : results) {
     const StepPrediction& p = r.prediction;
@@ -189,10 +190,11 @@ std::string results_csv(const Scenario& scenario, const std::vector<PointResult>
                        r.bucket_algorithms);
     if (r.elastic) {
       const ElasticOutcome& e = *r.elastic;
-      csv << fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.3f},{:.3f}", e.gpus_after, e.redone_steps,
-                         e.lost_work_s, e.recovery_s, e.samples_per_s_after, e.job_s, e.healthy_job_s);
+      csv << fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.3f},{:.3f}", e.gpus_after,
+                         e.redone_steps, e.lost_work_s, e.recovery_s, e.samples_per_s_after, e.steps_after,
+                         e.checkpoints, e.checkpoint_s, e.job_s, e.healthy_job_s);
     } else if (elastic) {
-      csv << ",,,,,,,";
+      csv << ",,,,,,,,,,";
     }
     csv << "\n";
   }
@@ -226,6 +228,9 @@ nlohmann::json results_json(const Scenario& scenario, const std::vector<PointRes
                                    {"lost_work_s", e.lost_work_s},
                                    {"recovery_s", e.recovery_s},
                                    {"samples_per_s_after", e.samples_per_s_after},
+                                   {"steps_after", e.steps_after},
+                                   {"checkpoints", e.checkpoints},
+                                   {"checkpoint_s", e.checkpoint_s},
                                    {"job_s", e.job_s},
                                    {"healthy_job_s", e.healthy_job_s}};
     }
@@ -264,35 +269,130 @@ void print_results_table(const Scenario& scenario, const std::vector<PointResult
       fmt::print(
           "       lost {} node(s) after step {}: {} steps since the last checkpoint redone ({:.1f} s), "
           "restart "
-          "{:.0f} s, then {} GPUs at {:.0f} samples/s ({:.1f}% of before); the {}-step job takes {:.0f} s "
-          "instead of {:.0f} s ({:.3f}x)\n",
-          l.nodes, l.at_step, e.redone_steps, e.lost_work_s, e.recovery_s, e.gpus_after,
-          e.samples_per_s_after, 100 * e.samples_per_s_after / e.samples_per_s_before, l.steps, e.job_s,
-          e.healthy_job_s, e.job_s / e.healthy_job_s);
+          "{:.0f} s, then {} steps on {} GPUs at {:.0f} samples/s ({:.1f}% of before); {} checkpoints "
+          "written "
+          "({:.0f} s); the {}-step job takes {:.0f} s instead of {:.0f} s ({:.3f}x)\n",
+          l.nodes, l.at_step, e.redone_steps, e.lost_work_s, e.recovery_s, e.steps_after, e.gpus_after,
+          e.samples_per_s_after, 100 * e.samples_per_s_after / e.samples_per_s_before, e.checkpoints,
+          e.checkpoint_s, l.steps, e.job_s, e.healthy_job_s, e.job_s / e.healthy_job_s);
     }
   }
 }
+
+namespace {
+
+std::string describe(const LinkSelection& s) {
+  if (!s.kind.empty()) return fmt::format("every {} link", s.kind);
+  if (!s.link.empty()) return fmt::format("link {}", s.link);
+  return fmt::format("{:g}% of the inter-node links (seed {})", 100 * s.fraction, s.seed);
+}
+
+// The whole job of a lost-nodes point on one row: training up to the loss, the loss, the restart, the
+// survivors redoing the steps since the checkpoint and finishing; checkpoint writes on a row of their own.
+void add_elastic_job(const PointResult& result, int pid, std::vector<TraceSpan>& spans, TraceRows& rows) {
+  const ScenarioPoint& point = *result.point;
+  const LostNodes& l = point.lost;
+  const ElasticOutcome& e = *result.elastic;
+  const double step_before_s = result.prediction.step_s;
+  const double step_after_s = e.gpus_after * point.compute.batch_per_gpu / e.samples_per_s_after;
+  const long every = std::max(1L, l.checkpoint_every);
+  const double write_s = l.checkpoint_write_s;
+  rows.processes[pid] = "job";
+  rows.threads[{pid, 0}] = "training";
+  rows.threads[{pid, 1}] = "checkpoints";
+  const long before_checkpoints = l.at_step / every;
+  const double loss_s = static_cast<double>(l.at_step) * step_before_s + before_checkpoints * write_s;
+  spans.push_back({pid,
+                   0,
+                   fmt::format("steps 1-{} on {} GPUs", l.at_step, point.gpus()),
+                   "training",
+                   0,
+                   loss_s,
+                   {{"step_ms", fmt::format("{:.3f}", step_before_s * 1e3)}}});
+  spans.push_back({pid, 0, fmt::format("{} node(s) lost", l.nodes), "fault", loss_s, loss_s, {}, true});
+  const double resume_s = loss_s + e.recovery_s;
+  spans.push_back({pid,
+                   0,
+                   "restart",
+                   "fault",
+                   loss_s,
+                   resume_s,
+                   {{"what", "detect the loss, re-form the world, re-plan the collectives, reload"}}});
+  // The survivors first redo the samples of the steps since the checkpoint, at their own rate.
+  const long kept = l.at_step - e.redone_steps;
+  const double redo_s = e.redone_steps * static_cast<double>(point.gpus()) * point.compute.batch_per_gpu /
+                        e.samples_per_s_after;
+  if (e.redone_steps > 0) {
+    spans.push_back(
+        {pid,
+         0,
+         fmt::format("redo the samples of steps {}-{} on {} GPUs", kept + 1, l.at_step, e.gpus_after),
+         "fault",
+         resume_s,
+         resume_s + redo_s,
+         {{"lost_work_s", fmt::format("{:.3f}", e.lost_work_s)}}});
+  }
+  spans.push_back({pid,
+                   0,
+                   fmt::format("the rest of the job on {} GPUs", e.gpus_after),
+                   "training",
+                   resume_s + std::min(redo_s, e.job_s - resume_s),
+                   e.job_s,
+                   {{"step_ms", fmt::format("{:.3f}", step_after_s * 1e3)}}});
+  // Each checkpoint write, up to a number a trace viewer handles comfortably (the count is in the table).
+  constexpr long kMaxCheckpointSpans = 10'000;
+  if (write_s <= 0 || e.checkpoints > kMaxCheckpointSpans) return;
+  for (long i = 1; i <= before_checkpoints; ++i) {
+    const double at = static_cast<double>(i * every) * step_before_s + (i - 1) * write_s;
+    spans.push_back(
+        {pid, 1, fmt::format("checkpoint at step {}", i * every), "checkpoint", at, at + write_s, {}});
+  }
+  for (long j = 1; j <= e.steps_after / every; ++j) {
+    const double at = resume_s + static_cast<double>(j * every) * step_after_s + (j - 1) * write_s;
+    spans.push_back({pid,
+                     1,
+                     fmt::format("checkpoint after {} steps on {} GPUs", j * every, e.gpus_after),
+                     "checkpoint",
+                     at,
+                     at + write_s,
+                     {}});
+  }
+}
+
+}  // namespace
 
 void write_step_timeline(const PointResult& result, const std::string& path) {
   const ScenarioPoint& point = *result.point;
   const StepPrediction& p = result.prediction;
   const ComputeProfile& c = point.compute;
-  // Data parallelism is symmetric in this model: every rank has the same timeline. All ranks are written
+  // Data parallelism is symmetric in this model: every rank has the same timeline, except that stragglers
+  // (shown as the first ranks) compute slower and the others wait for their gradients. All ranks are written
   // (up to 1,024) so that the trace reads like a measured one.
   const int ranks = std::min(point.gpus(), 1024);
   const bool zero = point.sync == GradientSync::ZeroSharded;
   const DType dtype = point.fusion.fp16_compression ? DType::F16 : DType::F32;
+  const double slow = point.stragglers.active() ? point.stragglers.factor : 1.0;
   std::vector<TraceSpan> spans;
   TraceRows rows;
   for (int r = 0; r < ranks; ++r) {
-    rows.processes[r] = fmt::format("rank {}", r);
+    const bool straggler = r < point.stragglers.gpus && slow != 1.0;
+    const double pace = straggler ? slow : 1.0;
+    rows.processes[r] =
+        straggler ? fmt::format("rank {} (straggler, compute x{:g})", r, slow) : fmt::format("rank {}", r);
     rows.threads[{r, 0}] = "compute";
     rows.threads[{r, 1}] = "communication";
-    const double backward_end = c.forward_s + c.backward_s;
-    spans.push_back({r, 0, "forward", "compute", 0, c.forward_s, {}});
-    spans.push_back({r, 0, "backward", "compute", c.forward_s, backward_end, {}});
-    const double optimizer_start = std::max(backward_end, p.buckets.empty() ? 0 : p.buckets.back().end_s);
-    const double optimizer_s = zero ? c.optimizer_s / point.gpus() : c.optimizer_s;
+    const double forward_end = c.forward_s * pace;
+    const double backward_end = forward_end + c.backward_s * pace;
+    spans.push_back({r, 0, "forward", "compute", 0, forward_end, {}});
+    spans.push_back({r, 0, "backward", "compute", forward_end, backward_end, {}});
+    // The buckets were timed at the slowest rank's pace: a healthy rank's gradients wait for the straggler's.
+    const double slowest_backward_end = (c.forward_s + c.backward_s) * slow;
+    if (backward_end < slowest_backward_end)
+      spans.push_back(
+          {r, 0, "wait for the stragglers' gradients", "fault", backward_end, slowest_backward_end, {}});
+    const double optimizer_start =
+        std::max(slowest_backward_end, p.buckets.empty() ? 0 : p.buckets.back().end_s);
+    const double optimizer_s = (zero ? c.optimizer_s / point.gpus() : c.optimizer_s) * pace;
     if (optimizer_s > 0)
       spans.push_back({r, 0, "optimizer", "compute", optimizer_start, optimizer_start + optimizer_s, {}});
     for (std::size_t i = 0; i < p.buckets.size(); ++i) {
@@ -318,6 +418,34 @@ void write_step_timeline(const PointResult& result, const std::string& path) {
       }
     }
   }
+  // Link faults last the whole step: one span each on a "faults" row.
+  int next_pid = ranks;
+  if (point.degrade.active() || point.fail.active()) {
+    const int faults_pid = next_pid++;
+    rows.processes[faults_pid] = "faults";
+    rows.threads[{faults_pid, 0}] = "links";
+    if (point.degrade.active()) {
+      spans.push_back(
+          {faults_pid,
+           0,
+           fmt::format("{} link(s) degraded: bandwidth x{:g}, latency +{}", point.degraded_links,
+                       point.degrade.bandwidth_factor, format_time(point.degrade.extra_latency_s)),
+           "fault",
+           0,
+           p.step_s,
+           {{"links", describe(point.degrade.links)}}});
+    }
+    if (point.fail.active()) {
+      spans.push_back({faults_pid,
+                       0,
+                       fmt::format("{} link(s) failed, traffic rerouted", point.failed_links),
+                       "fault",
+                       0,
+                       p.step_s,
+                       {{"links", describe(point.fail.links)}}});
+    }
+  }
+  if (result.elastic) add_elastic_job(result, next_pid, spans, rows);
   std::ofstream out(path);
   if (!out) throw ConfigError(fmt::format("{}: cannot write the timeline", path));
   write_chrome_trace_spans(spans, rows, out);

@@ -1,6 +1,7 @@
 #include "engine/faults.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -63,18 +64,28 @@ std::vector<std::size_t> select_links(const topo::Topology& t, const std::string
 ElasticOutcome elastic_outcome(const LostNodes& lost, int gpus_before, int gpus_after, int batch_per_gpu,
                                double step_before_s, double step_after_s) {
   ElasticOutcome o;
+  const long every = std::max(1L, lost.checkpoint_every);
   o.gpus_after = gpus_after;
-  o.redone_steps = lost.at_step % std::max(1L, lost.checkpoint_every);
+  o.redone_steps = lost.at_step % every;
   o.lost_work_s = static_cast<double>(o.redone_steps) * step_before_s;
   o.recovery_s = lost.restart_s;
   o.samples_per_s_before = gpus_before * batch_per_gpu / step_before_s;
   o.samples_per_s_after = gpus_after * batch_per_gpu / step_after_s;
-  const double job_samples = static_cast<double>(lost.steps) * gpus_before * batch_per_gpu;
-  const long kept_steps = lost.at_step - o.redone_steps;  // up to the checkpoint the survivors reload
-  const double remaining = job_samples - static_cast<double>(kept_steps) * gpus_before * batch_per_gpu;
-  o.healthy_job_s = static_cast<double>(lost.steps) * step_before_s;
-  o.job_s =
-      static_cast<double>(lost.at_step) * step_before_s + o.recovery_s + remaining / o.samples_per_s_after;
+  // The survivors restart from the last checkpoint and process the samples the full world had not reached
+  // there, in steps of their smaller global batch (the last one may be partial: rounded up).
+  const double samples_per_step_before = static_cast<double>(gpus_before) * batch_per_gpu;
+  const double samples_per_step_after = static_cast<double>(gpus_after) * batch_per_gpu;
+  const long kept_steps = lost.at_step - o.redone_steps;
+  const double remaining = static_cast<double>(lost.steps - kept_steps) * samples_per_step_before;
+  o.steps_after = static_cast<long>(std::ceil(remaining / samples_per_step_after - 1e-9));
+  // Checkpoints: every `every` steps of the full world up to the loss, then every `every` steps of the
+  // survivors, counted from the checkpoint they reloaded (their step counter continues from it).
+  o.checkpoints = lost.at_step / every + o.steps_after / every;
+  o.checkpoint_s = static_cast<double>(o.checkpoints) * lost.checkpoint_write_s;
+  o.healthy_job_s = static_cast<double>(lost.steps) * step_before_s +
+                    static_cast<double>(lost.steps / every) * lost.checkpoint_write_s;
+  o.job_s = static_cast<double>(lost.at_step) * step_before_s + o.recovery_s +
+            static_cast<double>(o.steps_after) * step_after_s + o.checkpoint_s;
   return o;
 }
 

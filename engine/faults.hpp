@@ -1,5 +1,5 @@
-// What-if faults of a scenario (the `faults:` section, docs/scenario-format.md): degraded links, failed links
-// and stragglers. Lost nodes (elastic shrink with checkpoint recovery) are not modelled yet.
+// What-if faults of a scenario (the `faults:` section, docs/scenario-format.md): degraded links, failed
+// links, stragglers and lost nodes (elastic shrink with checkpoint recovery).
 //
 // Degraded links: bandwidth x factor and extra latency on the links chosen by kind ("infiniband"), by name
 // ("node0/nic0-leaf0", the endpoints' names as `cclab topology show` lists them), or as a random fraction of
@@ -57,10 +57,16 @@ struct Stragglers {
 // world (same per-GPU batch, collectives re-planned for it), reload the last checkpoint (taken every
 // `checkpoint_every` steps) after `restart_s`, and redo the steps since. The job is `steps` steps of the full
 // world's global batch, i.e. a fixed number of samples.
+//
+// A checkpoint stalls the job for `checkpoint_write_s` (a synchronous save: the ranks wait at the next step
+// for rank 0 to finish writing, as with Horovod's state.commit() or torch.save behind a barrier). That is
+// the price of a short interval; the redone steps are the price of a long one, so the two together give the
+// interval a user should pick.
 struct LostNodes {
   int nodes = 0;
   long at_step = 0;
   long checkpoint_every = 1;
+  double checkpoint_write_s = 0;
   double restart_s = 0;
   long steps = 0;
   bool active() const { return nodes > 0; }
@@ -73,6 +79,9 @@ struct ElasticOutcome {
   double lost_work_s = 0;  // their time
   double recovery_s = 0;   // restart
   double samples_per_s_before = 0, samples_per_s_after = 0;
+  long steps_after = 0;                 // steps the survivors run from the reloaded checkpoint to the end
+  long checkpoints = 0;                 // written in the job with the loss (before it and after the restart)
+  double checkpoint_s = 0;              // their writing time
   double job_s = 0, healthy_job_s = 0;  // time for the whole job, with and without the loss
 };
 ElasticOutcome elastic_outcome(const LostNodes& lost, int gpus_before, int gpus_after, int batch_per_gpu,

@@ -317,10 +317,12 @@ void read_faults(Reader& r, const YAML::Node& root, Resolved& cache, ScenarioPoi
   }
   if (const YAML::Node ln = f["lost_nodes"]) {
     const std::string field = "faults.lost_nodes";
-    r.expect_map(ln, field, {"nodes", "at_step", "checkpoint_every", "restart", "steps"});
+    r.expect_map(ln, field, {"nodes", "at_step", "checkpoint_every", "checkpoint_write", "restart", "steps"});
     p.lost.nodes = static_cast<int>(r.integer(r.required(ln, "nodes", field), 0));
     p.lost.at_step = r.integer(r.required(ln, "at_step", field), 1);
     p.lost.checkpoint_every = r.integer(r.required(ln, "checkpoint_every", field), 1);
+    if (auto w = r.leaf(ln, "checkpoint_write", field))
+      p.lost.checkpoint_write_s = r.with_units(*w, parse_time_s);
     p.lost.restart_s = r.with_units(r.required(ln, "restart", field), parse_time_s);
     p.lost.steps = r.integer(r.required(ln, "steps", field), 1);
     if (p.lost.at_step >= p.lost.steps)

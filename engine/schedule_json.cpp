@@ -150,9 +150,11 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
   try {
     doc = json::parse(text, on_parse);
   } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", source, e.byte, e.what()));
+    // The parser quotes the token it stopped in, which can be the rest of the file (an unclosed string:
+    // found by the schedule fuzzer), hence the clip.
+    throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", source, e.byte, clip(e.what(), 300)));
   } catch (const json::exception& e) {  // a number too large for any type (found by the schedule fuzzer)
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()));
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", source, clip(e.what(), 300)));
   }
   Schedule s;
   s.spec.collective =

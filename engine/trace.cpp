@@ -65,6 +65,17 @@ void write_chrome_trace_spans(const std::vector<TraceSpan>& spans, const TraceRo
                       {"args", {{"name", name}}}});
   }
   for (const TraceSpan& s : spans) {
+    if (s.instant) {
+      events.push_back({{"ph", "i"},
+                        {"s", "p"},  // drawn across the process's rows
+                        {"name", s.name},
+                        {"cat", s.category},
+                        {"pid", s.pid},
+                        {"tid", s.tid},
+                        {"ts", s.start_s * 1e6},
+                        {"args", s.args}});
+      continue;
+    }
     events.push_back({{"ph", "X"},
                       {"name", s.name},
                       {"cat", s.category},

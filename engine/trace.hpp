@@ -33,6 +33,7 @@ struct TraceSpan {
   std::string category;
   double start_s = 0, end_s = 0;
   std::map<std::string, std::string> args;
+  bool instant = false;  // an event at start_s ("i"), not a span
 };
 struct TraceRows {
   std::map<int, std::string> processes;                // pid -> name ("rank 3")

@@ -45,6 +45,35 @@ check predict-timeline 0 "^ranks: 16 rows: 32 buckets: [1-9]" -- python3 -c "
 import json; d = json.load(open('$dir/step.json'))
 print('ranks:', len({e['pid'] for e in d}), 'rows:', sum(e['name'] == 'thread_name' for e in d),
       'buckets:', sum(e.get('cat') == 'communication' for e in d if e['pid'] == 0))"
+# Fault events on the timeline: a straggler computes slower and the others wait for its gradients; degraded
+# links span the step on a "faults" row; a lost node puts the whole job (loss, restart, redo, checkpoint
+# writes) on a "job" row.
+"$cclab" predict "$src/scenarios/fault_stragglers.yaml" --set faults.stragglers.factor=2.0 \
+  --set communication.algorithm=ring --timeline "$dir/straggler.json" >/dev/null 2>&1
+check timeline-straggler 0 "^straggler: rank 0 .* waits 2x$" -- python3 -c "
+import json; d = json.load(open('$dir/straggler.json'))
+names = {e['pid']: e['args']['name'] for e in d if e['name'] == 'process_name'}
+end = lambda pid: max(e['ts'] + e['dur'] for e in d if e['pid'] == pid and e['name'] == 'backward')
+wait = [e for e in d if e['pid'] == 1 and e['name'].startswith('wait for the stragglers')][0]
+ok = abs(wait['ts'] - end(1)) < 1e-3 and abs(wait['ts'] + wait['dur'] - end(0)) < 1e-3
+print('straggler:', names[0], 'waits', '%gx' % round(end(0) / end(1), 3) if ok else 'wrong')"
+"$cclab" predict "$src/scenarios/fault_degraded_links.yaml" --set faults.degrade.bandwidth=0.5 \
+  --set communication.algorithm=ring --timeline "$dir/degraded.json" >/dev/null 2>&1
+check timeline-degraded 0 "^faults: [1-9][0-9]* link\(s\) degraded: bandwidth x0.5" -- python3 -c "
+import json; d = json.load(open('$dir/degraded.json'))
+pid = [e['pid'] for e in d if e['name'] == 'process_name' and e['args']['name'] == 'faults'][0]
+print('faults:', [e['name'] for e in d if e['pid'] == pid and e['ph'] == 'X'][0])"
+"$cclab" predict "$src/scenarios/fault_lost_nodes.yaml" --set faults.lost_nodes.checkpoint_every=1000 \
+  --set faults.lost_nodes.restart=30s --timeline "$dir/lost.json" >/dev/null 2>&1
+check timeline-lost-node 0 "^job: lost at [0-9.]+ s, restart 30 s, checkpoints 10 of 2 s, ends [0-9.]+ s$" -- python3 -c "
+import json; d = json.load(open('$dir/lost.json'))
+pid = [e['pid'] for e in d if e['name'] == 'process_name' and e['args']['name'] == 'job'][0]
+job = [e for e in d if e['pid'] == pid and e['ph'] in 'Xi']
+lost = [e for e in job if e['ph'] == 'i'][0]
+restart = [e for e in job if e['name'] == 'restart'][0]
+writes = [e for e in job if e.get('cat') == 'checkpoint']
+print('job: lost at %.1f s, restart %g s, checkpoints %d of %g s, ends %.1f s' % (lost['ts'] / 1e6,
+      restart['dur'] / 1e6, len(writes), writes[0]['dur'] / 1e6, max(e['ts'] + e.get('dur', 0) for e in job) / 1e6))"
 check predict-bad-gpu 1 "^cclab: error: <built-in default>: --set compute.gpu: no default compute profile" -- "$cclab" predict --set compute.gpu=v100
 check predict-bad-set 1 "expected FIELD=VALUE" -- "$cclab" predict --set nodes
 check predict-csv-format 0 "^scenario,gpus,algorithm,fp16" -- bash -c "\"$cclab\" predict \"$src/scenarios/pcie_roce.yaml\" --set topology.nodes=1 --format csv | head -1"

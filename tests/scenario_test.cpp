@@ -273,6 +273,35 @@ TEST(Scenario, LostNodesShrinkTheWorldAndCostTheRedoneSteps) {
             std::string::npos);
 }
 
+// Checkpoint writes stall the job: the healthy run pays steps/every of them; the run with the loss pays those
+// before the loss and those of the survivors after the checkpoint they reloaded.
+TEST(Scenario, LostNodesChargeCheckpointWrites) {
+  std::string two_nodes = kBase;
+  two_nodes.replace(two_nodes.find("nodes: [1, 2]"), 13, "nodes: 2");
+  const Scenario s = parse_scenario(two_nodes + R"(faults:
+  lost_nodes: {nodes: 1, at_step: 650, checkpoint_every: 100, checkpoint_write: 5s, restart: 30s, steps: 1000}
+)",
+                                    "s.yaml", "");
+  const LostNodes& lost = s.points.back().lost;
+  EXPECT_DOUBLE_EQ(lost.checkpoint_write_s, 5.0);
+  // 16 GPUs x 10 samples at 1 s per step, then 8 GPUs at 1.5 s per step: 800 steps after the checkpoint at
+  // step 600; 6 checkpoints before the loss and 8 after.
+  const ElasticOutcome e = elastic_outcome(lost, 16, 8, 10, 1.0, 1.5);
+  EXPECT_EQ(e.steps_after, 800);
+  EXPECT_EQ(e.checkpoints, 14);
+  EXPECT_DOUBLE_EQ(e.checkpoint_s, 70.0);
+  EXPECT_DOUBLE_EQ(e.healthy_job_s, 1000.0 + 10 * 5.0);
+  EXPECT_DOUBLE_EQ(e.job_s, 650 + 30 + 1200 + 70);
+  // 12 survivors: 400 x 160 samples in steps of 120 is 533.3, so 534 steps (the last one partial).
+  const ElasticOutcome twelve = elastic_outcome(lost, 16, 12, 10, 1.0, 1.2);
+  EXPECT_EQ(twelve.steps_after, 534);
+  EXPECT_EQ(twelve.checkpoints, 6 + 5);
+  EXPECT_NE(error_of(two_nodes + "faults:\n  lost_nodes: {nodes: 1, at_step: 5, checkpoint_every: 1, "
+                                 "checkpoint_write: fast, restart: 1s, steps: 10}\n")
+                .find("faults.lost_nodes.checkpoint_write"),
+            std::string::npos);
+}
+
 TEST(Scenario, FaultErrorsNameTheField) {
   EXPECT_NE(error_of(std::string(kBase) + "faults:\n  degrade: {kind: infiniband, link: x, bandwidth: 0.5}\n")
                 .find("faults.degrade: choose the links with exactly one of kind, link or fraction"),

@@ -65,6 +65,15 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
   expect_error("{", "p.json: not valid JSON");
   expect_error(edit("\"count\":9", "\"count\":408000741590e415907"), "p.json: not valid JSON");  // fuzzer
+  // An unclosed string: the parser quotes the rest of the file; the message stays short (fuzzer).
+  const std::string unclosed = "{\"" + std::string(5000, 'x');
+  try {
+    schedule_from_json(unclosed, "p.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+    EXPECT_NE(std::string(e.what()).find("p.json: not valid JSON (byte"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SchedulePrint, RingInNcclForm) {
