@@ -197,9 +197,17 @@ Workload bert_large() {
 }
 
 Workload gpt(int layers, int hidden, int vocab, int sequence) {
-  if (layers < 1 || hidden < 1 || vocab < 1 || sequence < 1) {
-    throw ConfigError(fmt::format("gpt: layers, hidden, vocab and seq must be >= 1"));
-  }
+  // Far above any published model (GPT-3: 96 layers, hidden 12,288; PaLM: 118 layers, hidden 18,432,
+  // vocabulary 256 k) and low enough that a typo cannot make the model millions of tensors (gpt:layers=9540228
+  // ran for minutes: found by the scenario fuzzer).
+  const auto check = [](const char* key, int value, int max) {
+    if (value < 1 || value > max)
+      throw ConfigError(fmt::format("gpt: {} must be in [1, {}] (got {})", key, max, value));
+  };
+  check("layers", layers, 1000);
+  check("hidden", hidden, 1 << 17);
+  check("vocab", vocab, 1 << 22);
+  check("seq", sequence, 1 << 22);
   // Radford et al. 2019 (GPT-2): learned positions, pre-LN blocks, 4x MLP, output head tied to the embedding.
   Builder b(fmt::format("gpt:layers={},hidden={},vocab={},seq={}", layers, hidden, vocab, sequence));
   const std::uint64_t h = static_cast<std::uint64_t>(hidden);

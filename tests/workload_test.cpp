@@ -75,6 +75,14 @@ TEST(Workload, BadSpecsSayWhatIsValid) {
   EXPECT_THROW(make_workload("alexnet"), ConfigError);
   EXPECT_THROW(make_workload("gpt:layers=0"), ConfigError);
   EXPECT_THROW(make_workload("gpt:depth=3"), ConfigError);
+  // Millions of layers would take minutes to build (scenario fuzzer): a bounded, named error instead.
+  try {
+    make_workload("gpt:layers=9540228");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "gpt: layers must be in [1, 1000] (got 9540228)");
+  }
+  EXPECT_EQ(make_workload("gpt:layers=96,hidden=12288").tensors.size(), 2u + 96 * 12 + 2);
   try {
     make_workload("alexnet");
   } catch (const ConfigError& e) {
