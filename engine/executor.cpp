@@ -153,7 +153,9 @@ class ReferenceRun {
               pending.push_back(i);
               break;
             case OpKind::Copy:
-              std::memmove(address(rank, op.dst), address(rank, op.src), op.count() * elem_);
+              // (an empty buffer has no address: memmove must not see a null pointer, even for 0 bytes)
+              if (op.count() > 0)
+                std::memmove(address(rank, op.dst), address(rank, op.src), op.count() * elem_);
               finish(i);
               break;
             case OpKind::LocalReduce:
@@ -184,7 +186,7 @@ class ReferenceRun {
           q->second.pop_front();
           lock.unlock();
           if (op.kind == OpKind::Recv) {
-            std::memcpy(address(rank, op.dst), message.data(), message.size());
+            if (!message.empty()) std::memcpy(address(rank, op.dst), message.data(), message.size());
           } else {
             reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.src), message.data(),
                    op.count());

@@ -123,14 +123,9 @@ FaultedTopology faulted_topology(const std::string& spec, const LinkDegradation&
       t->fail_link(l);
     result.failed_links = static_cast<int>(chosen.size());
     // Every GPU must still reach every other; GPU 0 reaching all of them suffices (links are symmetric).
-    for (std::size_t r = 1; r < t->gpus().size(); ++r) {
-      try {
-        t->route(t->gpus()[0], t->gpus()[r]);
-      } catch (const ConfigError&) {
-        throw ConfigError(fmt::format("failing {} link(s) partitions {}: no path from {} to {}",
-                                      chosen.size(), spec, t->vertex(t->gpus()[0]).name,
-                                      t->vertex(t->gpus()[r]).name));
-      }
+    if (const auto cut = t->unreachable_gpu(t->gpus()[0])) {
+      throw ConfigError(fmt::format("failing {} link(s) partitions {}: no path from {} to {}", chosen.size(),
+                                    spec, t->vertex(t->gpus()[0]).name, t->vertex(*cut).name));
     }
   }
   result.topology = t;

@@ -202,7 +202,9 @@ void mpi_native_collective(const CollectiveSpec& spec, MPI_Comm comm, const void
         // the rank's offset.
         check_mpi(MPI_Reduce_scatter(MPI_IN_PLACE, output, counts.data(), type, op, comm),
                   "MPI_Reduce_scatter");
-        std::memmove(static_cast<std::byte*>(output) + displs[rank] * elem, output, counts[rank] * elem);
+        // (an empty block has no buffer: memmove must not see a null pointer, found by UBSan)
+        if (counts[rank] > 0)
+          std::memmove(static_cast<std::byte*>(output) + displs[rank] * elem, output, counts[rank] * elem);
       } else {
         check_mpi(MPI_Reduce_scatter(input, output, counts.data(), type, op, comm), "MPI_Reduce_scatter");
       }
@@ -213,7 +215,7 @@ void mpi_native_collective(const CollectiveSpec& spec, MPI_Comm comm, const void
                 "MPI_Allgatherv");
       break;
     case Collective::Broadcast:
-      if (!in_place && rank == spec.root) std::memcpy(output, input, spec.count * elem);
+      if (!in_place && rank == spec.root && spec.count > 0) std::memcpy(output, input, spec.count * elem);
       check_mpi(MPI_Bcast(output, as_int(spec.count), type, spec.root, comm), "MPI_Bcast");
       break;
     case Collective::Reduce:

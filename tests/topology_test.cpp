@@ -25,6 +25,29 @@ bool passes_through_gpu(const Topology& t, const Route& r) {
   return false;
 }
 
+// The partition check of failed links: one search from a GPU finds the GPUs it cannot reach, never routing
+// through another GPU, and agrees with route().
+TEST(Routing, UnreachableGpuAfterFailedLinks) {
+  Topology t = make_preset("pcie_server:3,gpus=2,fabric=leaf_spine,leaf_size=1,spines=2");
+  EXPECT_EQ(t.unreachable_gpu(t.gpus()[0]), std::nullopt);
+  // Node 2's NIC loses its uplink: its GPUs still reach each other over PCIe, nobody else reaches them.
+  std::size_t uplink = t.num_links();
+  for (std::size_t l = 0; l < t.num_links(); ++l) {
+    const Link& link = t.link(l);
+    const std::string a = t.vertex(link.a).name, b = t.vertex(link.b).name;
+    if ((a.starts_with("n2.nic") && !b.starts_with("n2.")) || (b.starts_with("n2.nic") && !a.starts_with("n2.")))
+      uplink = l;
+  }
+  ASSERT_LT(uplink, t.num_links());
+  t.fail_link(uplink);
+  const auto cut = t.unreachable_gpu(t.gpus()[0]);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(t.vertex(*cut).name, t.vertex(t.gpus()[4]).name);
+  EXPECT_THROW(t.route(t.gpus()[0], t.gpus()[4]), ConfigError);
+  EXPECT_EQ(t.unreachable_gpu(t.gpus()[4]), t.gpus()[0]);
+  EXPECT_NO_THROW(t.route(t.gpus()[4], t.gpus()[5]));
+}
+
 TEST(Presets, DgxA100Shape) {
   const Topology t = make_preset("dgx_a100:4");
   EXPECT_EQ(t.gpus().size(), 32u);

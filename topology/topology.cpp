@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <ostream>
 #include <set>
 #include <unordered_map>
 
+#include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/graphviz.hpp>
@@ -226,6 +228,22 @@ std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
     if (cost < best_cost) best_cost = cost, best = v;  // ties: lowest vertex id, i.e. first NIC declared
   }
   return best;
+}
+
+std::optional<VertexId> Topology::unreachable_gpu(VertexId gpu) const {
+  // GPUs are endpoints only (as in route()): edges leaving another GPU are not followed.
+  std::function<bool(const Graph::edge_descriptor&)> usable = [&](const Graph::edge_descriptor& e) {
+    const VertexId source = boost::source(e, graph_);
+    return !link_failed(graph_[e].link) && (source == gpu || graph_[source].kind != VertexKind::Gpu);
+  };
+  boost::filtered_graph<Graph, std::function<bool(const Graph::edge_descriptor&)>> view(graph_, usable);
+  std::vector<boost::default_color_type> color(num_vertices(), boost::white_color);
+  boost::breadth_first_search(view, gpu,
+                              boost::color_map(boost::make_iterator_property_map(
+                                  color.begin(), boost::get(boost::vertex_index, graph_))));
+  for (VertexId other : gpus_)
+    if (color[other] == boost::white_color) return other;
+  return std::nullopt;
 }
 
 Route Topology::route(VertexId from, VertexId to) const {

@@ -134,6 +134,9 @@ class Topology {
   // choices, a per-flow hash, so different pairs spread over spines while one pair always takes one path.
   // Throws ConfigError when the two vertices are not connected.
   Route route(VertexId from, VertexId to) const;
+  // A GPU that `gpu` has no route to (over working links, never through another GPU), or nullopt when it
+  // reaches them all: one breadth-first search, where calling route() per GPU would run a Dijkstra each.
+  std::optional<VertexId> unreachable_gpu(VertexId gpu) const;
   Route route_between_ranks(int from, int to) const { return route(gpus_.at(from), gpus_.at(to)); }
 
   // Graphviz DOT (one undirected edge per link, labelled with kind and bandwidth).
