@@ -19,10 +19,14 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
     -DCCLAB_BUILD_BENCH=OFF
 fi
 cmake --build "$build" -j"${CCLAB_JOBS:-2}" --target "${tests[@]}" planner_matrix_test mpi_collectives_test
-# Full stacks for leaks (fast_unwind_on_malloc=0): Open MPI allocates through libc frames without frame
-# pointers, and only a full stack reaches the Open MPI library that tests/lsan-openmpi.supp names.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1
-export LSAN_OPTIONS=suppressions=$PWD/tests/lsan-openmpi.supp:print_suppressions=0
-regex=$(IFS='|'; echo "^(${tests[*]}|${mpi_tests[*]})$")
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+regex=$(IFS='|'; echo "^(${tests[*]})$")
 ctest --test-dir "$build" --output-on-failure -j"${CCLAB_JOBS:-2}" -R "$regex"
 "$build/tests/planner_matrix_test" --gtest_brief=1 --gtest_filter='-*_P16:*_P24:*_P31:*_P64'
+# The mpirun suites with full stacks for leaks (fast_unwind_on_malloc=0, slow for malloc-heavy code, hence
+# only here): Open MPI allocates through libc frames without frame pointers, and only a full stack reaches
+# the Open MPI library that tests/lsan-openmpi.supp names.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan-openmpi.supp:print_suppressions=0
+regex=$(IFS='|'; echo "^(${mpi_tests[*]})$")
+ctest --test-dir "$build" --output-on-failure -j"${CCLAB_JOBS:-2}" -R "$regex"
