@@ -198,8 +198,8 @@ Workload bert_large() {
 
 Workload gpt(int layers, int hidden, int vocab, int sequence) {
   // Far above any published model (GPT-3: 96 layers, hidden 12,288; PaLM: 118 layers, hidden 18,432,
-  // vocabulary 256 k) and low enough that a typo cannot make the model millions of tensors (gpt:layers=9540228
-  // ran for minutes: found by the scenario fuzzer).
+  // vocabulary 256 k) and low enough that a typo cannot make the model millions of tensors
+  // (gpt:layers=9540228 ran for minutes: found by the scenario fuzzer).
   const auto check = [](const char* key, int value, int max) {
     if (value < 1 || value > max)
       throw ConfigError(fmt::format("gpt: {} must be in [1, {}] (got {})", key, max, value));

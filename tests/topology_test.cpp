@@ -35,7 +35,8 @@ TEST(Routing, UnreachableGpuAfterFailedLinks) {
   for (std::size_t l = 0; l < t.num_links(); ++l) {
     const Link& link = t.link(l);
     const std::string a = t.vertex(link.a).name, b = t.vertex(link.b).name;
-    if ((a.starts_with("n2.nic") && !b.starts_with("n2.")) || (b.starts_with("n2.nic") && !a.starts_with("n2.")))
+    if ((a.starts_with("n2.nic") && !b.starts_with("n2.")) ||
+        (b.starts_with("n2.nic") && !a.starts_with("n2.")))
       uplink = l;
   }
   ASSERT_LT(uplink, t.num_links());
