@@ -79,27 +79,14 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
       }
       if (is_recv(op.kind)) recvs[r][connection_key(op.peer, op.channel)].push_back(i);
     }
-    // Deps must be acyclic: Kahn's algorithm over this rank's dependency edges.
-    std::vector<std::uint32_t> indegree(p.ops.size(), 0);
-    std::vector<std::vector<OpId>> dependents(p.ops.size());
-    for (OpId i = 0; i < p.ops.size(); ++i)
-      for (OpId d : p.deps_of(p.ops[i]))
-        ++indegree[i], dependents[d].push_back(i);
-    std::vector<OpId> ready;
-    for (OpId i = 0; i < p.ops.size(); ++i)
-      if (indegree[i] == 0) ready.push_back(i);
-    std::size_t visited = 0;
-    while (!ready.empty()) {
-      OpId i = ready.back();
-      ready.pop_back();
-      ++visited;
-      for (OpId j : dependents[i])
-        if (--indegree[j] == 0) ready.push_back(j);
-    }
-    if (visited != p.ops.size()) {
-      auto it = std::find_if(indegree.begin(), indegree.end(), [](std::uint32_t d) { return d > 0; });
-      return fmt::format("{}: its deps form a cycle",
-                         format_op(s, r, static_cast<OpId>(it - indegree.begin())));
+    // Deps must be acyclic: a topological order reaches every op.
+    const std::vector<OpId> order = topological_order(p, dependents_of(p));
+    if (order.size() != p.ops.size()) {
+      std::vector<bool> placed(p.ops.size(), false);
+      for (const OpId i : order)
+        placed[i] = true;
+      const auto first = std::find(placed.begin(), placed.end(), false) - placed.begin();
+      return fmt::format("{}: its deps form a cycle", format_op(s, r, static_cast<OpId>(first)));
     }
   }
   // Pair the k-th send a->b on channel c with the k-th receive at b from a on channel c.
@@ -147,10 +134,11 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     struct OpState {
       std::uint32_t waiting = 0;  // deps not yet done
       std::uint8_t state = kIdle;
+      OpKind kind = OpKind::Send;
+      std::uint16_t channel = 0;
     };
-    std::vector<OpState> op;       // per op, packed: the walk touches both together
-    std::vector<OpId> dependents;  // CSR of reverse deps
-    std::vector<std::uint32_t> dependents_begin;
+    std::vector<OpState> op;  // per op, packed: the walk reads these and never needs the 64-byte Op
+    Dependents dependents;
     std::size_t done = 0;
   };
   std::vector<RankState> ranks(world);
@@ -160,20 +148,11 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     st.channel_ops.assign(channels, {});
     st.next.assign(channels, 0);
     st.op.assign(p.ops.size(), {});
-    st.dependents_begin.assign(p.ops.size() + 1, 0);
     for (OpId i = 0; i < p.ops.size(); ++i) {
       st.channel_ops[p.ops[i].channel].push_back(i);
-      st.op[i].waiting = p.ops[i].deps_count;
-      for (OpId d : p.deps_of(p.ops[i]))
-        ++st.dependents_begin[d + 1];
+      st.op[i] = {p.ops[i].deps_count, kIdle, p.ops[i].kind, p.ops[i].channel};
     }
-    for (std::size_t i = 1; i < st.dependents_begin.size(); ++i)
-      st.dependents_begin[i] += st.dependents_begin[i - 1];
-    st.dependents.resize(st.dependents_begin.back());
-    std::vector<std::uint32_t> fill(st.dependents_begin.begin(), st.dependents_begin.end() - 1);
-    for (OpId i = 0; i < p.ops.size(); ++i)
-      for (OpId d : p.deps_of(p.ops[i]))
-        st.dependents[fill[d]++] = i;
+    st.dependents = dependents_of(p);
   }
 
   // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
@@ -188,9 +167,8 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     RankState& st = ranks[r];
     st.op[i].state = kDone;
     ++st.done;
-    for (std::uint32_t k = st.dependents_begin[i]; k < st.dependents_begin[i + 1]; ++k) {
-      const OpId j = st.dependents[k];
-      if (--st.op[j].waiting == 0) worklist.push_back({r, s.ranks[r].ops[j].channel});
+    for (const OpId j : st.dependents.of(i)) {
+      if (--st.op[j].waiting == 0) worklist.push_back({r, st.op[j].channel});
     }
   };
 
@@ -199,21 +177,20 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
       const auto [r, c] = worklist.back();
       worklist.pop_back();
       RankState& st = ranks[r];
-      const Program& p = s.ranks[r];
       auto& list = st.channel_ops[c];
       while (st.next[c] < list.size() && st.op[list[st.next[c]]].waiting == 0 && !hooks.stop()) {
         const OpId i = list[st.next[c]++];
         st.op[i].state = kStarted;
         hooks.on_start(r, i);
-        const Op& op = p.ops[i];
-        if (!is_comm(op.kind)) {
+        const OpKind kind = st.op[i].kind;
+        if (!is_comm(kind)) {
           hooks.on_local(r, i);
           complete(r, i);
           continue;
         }
         const OpRef self{r, i}, other = matching.partner[r][i];
         if (ranks[other.rank].op[other.op].state != kStarted) continue;  // the peer will queue the pair
-        ready.push_back(op.kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
+        ready.push_back(kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
       }
     }
     if (ready.empty() || hooks.stop()) break;

@@ -50,6 +50,41 @@ OpId Program::add(Op op, std::span<const OpId> op_deps) {
   return static_cast<OpId>(ops.size() - 1);
 }
 
+Dependents dependents_of(const Program& program) {
+  Dependents d;
+  d.begin.assign(program.ops.size() + 1, 0);
+  for (const Op& op : program.ops)
+    for (const OpId dep : program.deps_of(op))
+      ++d.begin[dep + 1];
+  for (std::size_t i = 1; i < d.begin.size(); ++i)
+    d.begin[i] += d.begin[i - 1];
+  d.ids.resize(d.begin.back());
+  std::vector<std::uint32_t> fill(d.begin.begin(), d.begin.end() - 1);
+  for (OpId i = 0; i < program.ops.size(); ++i)
+    for (const OpId dep : program.deps_of(program.ops[i]))
+      d.ids[fill[dep]++] = i;
+  return d;
+}
+
+std::vector<OpId> topological_order(const Program& program, const Dependents& dependents) {
+  const std::size_t n = program.ops.size();
+  std::vector<std::uint32_t> waiting(n);
+  for (OpId i = 0; i < n; ++i)
+    waiting[i] = program.ops[i].deps_count;
+  std::vector<OpId> order, ready;
+  order.reserve(n);
+  for (OpId i = n; i-- > 0;)
+    if (waiting[i] == 0) ready.push_back(i);
+  while (!ready.empty()) {
+    const OpId i = ready.back();
+    ready.pop_back();
+    order.push_back(i);
+    for (const OpId j : dependents.of(i))
+      if (--waiting[j] == 0) ready.push_back(j);
+  }
+  return order;
+}
+
 Schedule empty_schedule(const CollectiveSpec& spec, std::string algorithm) {
   Schedule s;
   s.spec = spec;

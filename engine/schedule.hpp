@@ -104,6 +104,21 @@ struct Schedule {
   std::size_t num_ops() const;
 };
 
+// Reverse deps of one program in CSR form: the ops that list op i as a dep are ids[begin[i], begin[i + 1]).
+// The verifier, the progress walk and the race check all need them; building them as one flat array keeps
+// that off the heap at millions of ops. Deps must be in range (check_structure checks that first).
+struct Dependents {
+  std::vector<std::uint32_t> begin;
+  std::vector<OpId> ids;
+  std::span<const OpId> of(OpId i) const { return {ids.data() + begin[i], begin[i + 1] - begin[i]}; }
+};
+Dependents dependents_of(const Program& program);
+
+// The ops of a program in an order where every op comes after its deps (Kahn's algorithm; of the ops ready
+// at the start, the lowest index first, so program order is kept where the deps allow). Shorter than the
+// program when the deps have a cycle.
+std::vector<OpId> topological_order(const Program& program, const Dependents& dependents);
+
 // A schedule with an empty program per rank.
 Schedule empty_schedule(const CollectiveSpec& spec, std::string algorithm);
 

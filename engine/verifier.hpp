@@ -23,6 +23,9 @@ namespace cclab {
 struct VerifyOptions {
   bool out_of_place = true;
   bool in_place = true;
+  // Hold the symbolic contents in the general interval map even where one value per segment would do (the
+  // fast path). For tests, which check that both reach the same verdict.
+  bool general_store = false;
 };
 
 // nullopt when the schedule is valid; else the first problem, naming the rank and op (or rank and output

@@ -141,7 +141,10 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
     if (!mutate(s, kind, rng)) continue;
     ++mutants;
     ++by_kind[static_cast<int>(kind)];
-    if (verify(s)) {
+    const auto verdict = verify(s);
+    // The fast per-segment store and the general one must agree, message included.
+    EXPECT_EQ(verdict, verify(s, {.general_store = true})) << kMutationNames[static_cast<int>(kind)];
+    if (verdict) {
       ++rejected;
       ++by_kind_rejected[static_cast<int>(kind)];
       continue;

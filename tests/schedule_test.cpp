@@ -182,6 +182,55 @@ TEST(Verifier, WrongResult) {
   expect_rejected(s, "rank 0: output[0, 4)");
 }
 
+// A 3-rank allgather (one element per block) where rank 0 forwards blocks 0 and 1 to rank 2 as one message.
+// Rank 2 touches [0, 2) only as a whole, so its own ops give it one segment there, yet the data arriving
+// holds two different blocks: the verifier's per-segment store cannot hold it and must fall back to the
+// general one. `forward_own_twice` breaks the schedule: rank 0 puts its own block where rank 1's belongs.
+Schedule allgather_forwarding_two_blocks(bool forward_own_twice) {
+  CollectiveSpec spec;
+  spec.collective = Collective::AllGather;
+  spec.world_size = 3;
+  spec.count = 3;
+  Schedule s = empty_schedule(spec, "forward-two-blocks");
+  const Chunk in{Buffer::Input, 0, 1};
+  auto out = [](std::uint64_t lo, std::uint64_t n) { return Chunk{Buffer::Output, lo, n}; };
+  {
+    ProgramBuilder b(s.ranks[0]);
+    const OpId own = b.copy(in, out(0, 1));
+    const OpId second = forward_own_twice ? b.copy(in, out(1, 1)) : b.recv(1, 0, out(1, 1));
+    b.send(2, 0, out(0, 2), {own, second});
+    b.send(1, 0, out(0, 1), {own});
+    b.recv(2, 0, out(2, 1));
+  }
+  {
+    ProgramBuilder b(s.ranks[1]);
+    const OpId own = b.copy(in, out(1, 1));
+    if (!forward_own_twice) b.send(0, 0, out(1, 1), {own});
+    b.recv(0, 0, out(0, 1));
+    b.recv(2, 0, out(2, 1));
+  }
+  {
+    ProgramBuilder b(s.ranks[2]);
+    b.recv(0, 0, out(0, 2));
+    const OpId own = b.copy(in, out(2, 1));
+    b.send(0, 0, out(2, 1), {own});
+    b.send(1, 0, out(2, 1), {own});
+  }
+  return s;
+}
+
+TEST(Verifier, PeerDataThatSplitsASegment) {
+  const Schedule good = allgather_forwarding_two_blocks(false);
+  EXPECT_EQ(verify(good), std::nullopt);
+  EXPECT_EQ(verify(good, {.general_store = true}), std::nullopt);
+  EXPECT_EQ(testing::run_and_check(good, false), std::nullopt);
+  EXPECT_EQ(testing::run_and_check(good, true), std::nullopt);
+
+  const Schedule bad = allgather_forwarding_two_blocks(true);
+  expect_rejected(bad, "rank 0: output[1, 2) holds a reduction over 1 of 3 ranks = rank 0's input");
+  EXPECT_EQ(verify(bad), verify(bad, {.general_store = true}));
+}
+
 }  // namespace
 }  // namespace cclab
 
