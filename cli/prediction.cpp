@@ -293,8 +293,7 @@ void add_elastic_job(const PointResult& result, int pid, std::vector<TraceSpan>&
   const ScenarioPoint& point = *result.point;
   const LostNodes& l = point.lost;
   const ElasticOutcome& e = *result.elastic;
-  const double step_before_s = result.prediction.step_s;
-  const double step_after_s = e.gpus_after * point.compute.batch_per_gpu / e.samples_per_s_after;
+  const double step_before_s = e.step_before_s, step_after_s = e.step_after_s;
   const long every = std::max(1L, l.checkpoint_every);
   const double write_s = l.checkpoint_write_s;
   rows.processes[pid] = "job";

@@ -69,6 +69,8 @@ ElasticOutcome elastic_outcome(const LostNodes& lost, int gpus_before, int gpus_
   o.redone_steps = lost.at_step % every;
   o.lost_work_s = static_cast<double>(o.redone_steps) * step_before_s;
   o.recovery_s = lost.restart_s;
+  o.step_before_s = step_before_s;
+  o.step_after_s = step_after_s;
   o.samples_per_s_before = gpus_before * batch_per_gpu / step_before_s;
   o.samples_per_s_after = gpus_after * batch_per_gpu / step_after_s;
   // The survivors restart from the last checkpoint and process the samples the full world had not reached

@@ -75,9 +75,10 @@ struct LostNodes {
 // The elastic outcome, from the healthy and the shrunk step predictions.
 struct ElasticOutcome {
   int gpus_after = 0;
-  long redone_steps = 0;   // since the last checkpoint
-  double lost_work_s = 0;  // their time
-  double recovery_s = 0;   // restart
+  long redone_steps = 0;                       // since the last checkpoint
+  double lost_work_s = 0;                      // their time
+  double recovery_s = 0;                       // restart
+  double step_before_s = 0, step_after_s = 0;  // one training step on the full and on the shrunk world
   double samples_per_s_before = 0, samples_per_s_after = 0;
   long steps_after = 0;                 // steps the survivors run from the reloaded checkpoint to the end
   long checkpoints = 0;                 // written in the job with the loss (before it and after the restart)
