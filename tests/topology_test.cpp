@@ -183,7 +183,12 @@ TEST(Yaml, RoundTrip) {
     const Topology back = parse_topology_yaml(text);
     EXPECT_TRUE(back == t) << spec;
     EXPECT_EQ(dump_topology_yaml(back), text);
+    // Values in the unit that says them shortest, not binary noise such as "499.99999999999994ns".
+    EXPECT_EQ(text.find("9999"), std::string::npos) << text;
   }
+  const std::string a100 = dump_topology_yaml(make_preset("dgx_a100:1"));
+  EXPECT_NE(a100.find("bandwidth: 300GB/s, latency: 0.5us"), std::string::npos) << a100;
+  EXPECT_NE(a100.find("bandwidth: 31.507692307692306GB/s"), std::string::npos) << a100;
 }
 
 TEST(Dot, HasEveryVertexAndOneEdgePerLink) {

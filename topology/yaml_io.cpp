@@ -1,5 +1,6 @@
 #include "topology/yaml_io.hpp"
 
+#include <array>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -76,13 +77,41 @@ void check_keys(const Where& w, const YAML::Node& map, const std::string& field,
   }
 }
 
-// Shortest text that parses back to exactly `value`: a unit form when it round-trips, else plain SI base
-// units.
-template <typename Parse>
-std::string exact_text(double value, double unit, const char* suffix, const char* base_suffix, Parse parse) {
-  std::string pretty = fmt::format("{}{}", value / unit, suffix);
-  if (parse(pretty) == value) return pretty;
-  return fmt::format("{}{}", value, base_suffix);
+struct UnitForm {
+  double scale;
+  const char* suffix;
+};
+constexpr std::array kTimeForms{UnitForm{1, "s"}, UnitForm{1e-3, "ms"}, UnitForm{1e-6, "us"},
+                                UnitForm{1e-9, "ns"}};
+constexpr std::array kBandwidthForms{UnitForm{1e9, "GB/s"}, UnitForm{1e6, "MB/s"}, UnitForm{1, "B/s"}};
+
+// Text that parses back to exactly `value`, with as few significant digits as any unit allows; among those,
+// the natural unit (the largest one the value is at least 1 of), else the shortest text. So "0.5us" rather
+// than "499.99999999999994ns" (0.5e-6 / 1e-9 is not 500 in binary), and "31.507692307692306GB/s" for PCIe 4
+// x16, whose 128b/130b rate has no short decimal form in any unit. Exponent forms are avoided; the value in
+// base units with every digit is the last resort.
+template <typename Forms, typename Parse>
+std::string exact_text(double value, const Forms& forms, Parse parse) {
+  std::string best;
+  int best_digits = 18;
+  bool best_natural = false;
+  bool natural_taken = false;  // forms go from the largest unit down: the first one >= 1 is the natural one
+  for (const UnitForm& form : forms) {
+    const bool natural = !natural_taken && value / form.scale >= 1;
+    natural_taken = natural_taken || natural;
+    for (int digits = 1; digits <= 17 && digits <= best_digits; ++digits) {
+      const std::string number = fmt::format("{:.{}g}", value / form.scale, digits);
+      if (number.find_first_of("en") != std::string::npos) continue;  // exponent, inf or nan
+      std::string text = number + form.suffix;
+      if (parse(text) != value) continue;
+      const bool better = digits < best_digits || (!best_natural && (natural || text.size() < best.size()));
+      if (better) best = std::move(text), best_digits = digits, best_natural = natural;
+      break;
+    }
+  }
+  if (!best.empty()) return best;
+  const auto base = std::find_if(forms.begin(), forms.end(), [](const UnitForm& f) { return f.scale == 1; });
+  return fmt::format("{}{}", value, base->suffix);
 }
 
 }  // namespace
@@ -209,8 +238,8 @@ std::string dump_topology_yaml(const Topology& t) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << t.vertex(l.a).name
         << YAML::Key << "to" << YAML::Value << t.vertex(l.b).name << YAML::Key << "kind" << YAML::Value
         << std::string(to_string(l.kind)) << YAML::Key << "bandwidth" << YAML::Value
-        << exact_text(l.bandwidth_Bps, 1e9, "GB/s", "B/s", parse_bandwidth_Bps) << YAML::Key << "latency"
-        << YAML::Value << exact_text(l.latency_s, 1e-9, "ns", "s", parse_time_s) << YAML::EndMap;
+        << exact_text(l.bandwidth_Bps, kBandwidthForms, parse_bandwidth_Bps) << YAML::Key << "latency"
+        << YAML::Value << exact_text(l.latency_s, kTimeForms, parse_time_s) << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::Key << "link_models" << YAML::Value << YAML::BeginMap;
   for (LinkKind kind :
@@ -218,8 +247,7 @@ std::string dump_topology_yaml(const Topology& t) {
     const LinkModel& m = t.link_model(kind);
     out << YAML::Key << std::string(to_string(kind)) << YAML::Value << YAML::Flow << YAML::BeginMap
         << YAML::Key << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key
-        << "overhead" << YAML::Value << exact_text(m.overhead_s, 1e-9, "ns", "s", parse_time_s)
-        << YAML::EndMap;
+        << "overhead" << YAML::Value << exact_text(m.overhead_s, kTimeForms, parse_time_s) << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
