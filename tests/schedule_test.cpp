@@ -1,6 +1,8 @@
 // The IR's JSON form, its readable print, and the verifier's rejections of hand-made bad schedules.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 #include "engine/planners/patterns.hpp"
 #include "engine/planners/ring_allreduce.hpp"
@@ -8,6 +10,7 @@
 #include "engine/schedule_json.hpp"
 #include "engine/verifier.hpp"
 #include "tests/harness.hpp"
+#include "topology/yaml_io.hpp"
 
 namespace cclab {
 namespace {
@@ -180,6 +183,33 @@ TEST(Verifier, WrongResult) {
   ProgramBuilder(s.ranks[0]).copy(in, out);
   ProgramBuilder(s.ranks[1]).copy(in, out);
   expect_rejected(s, "rank 0: output[0, 4)");
+}
+
+// Node indices in a topology file need not be dense. fuzz/topology_yaml_fuzz found that a vertex on node
+// 88888888 made the planners loop over every index below it; at INT_MAX, counting nodes overflowed.
+TEST(Planners, SparseNodeIndices) {
+  std::string text = "name: sparse\nvertices:\n  - {name: sw, kind: switch}\n";
+  std::string links = "links:\n";
+  for (const char* node : {"7", "2147483647"}) {
+    for (int local = 0; local < 2; ++local) {
+      const std::string name = fmt::format("n{}.gpu{}", node, local);
+      text += fmt::format("  - {{name: {}, kind: gpu, node: {}, local_rank: {}}}\n", name, node, local);
+      links +=
+          fmt::format("  - {{from: {}, to: sw, kind: infiniband, bandwidth: 25GB/s, latency: 1us}}\n", name);
+    }
+  }
+  const topo::Topology t = topo::parse_topology_yaml(text + links);
+  EXPECT_EQ(t.num_nodes(), 2);
+  EXPECT_EQ(planners::node_groups(t), (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 1001, DType::F32);
+  int planned = 0;
+  for (const Algorithm* a : algorithms_for(Collective::AllReduce)) {
+    const Planned p = plan_collective(spec, t, a->name);
+    if (!p.schedule) continue;
+    ++planned;
+    EXPECT_EQ(verify(*p.schedule), std::nullopt) << a->name;
+  }
+  EXPECT_GE(planned, 4);
 }
 
 // A 3-rank allgather (one element per block) where rank 0 forwards blocks 0 and 1 to rank 2 as one message.

@@ -125,7 +125,7 @@ VertexId Topology::add_vertex(Vertex vertex) {
   VertexId v = boost::add_vertex(vertex, graph_);
   by_name_.emplace(vertex.name, v);
   nic_index_.push_back(vertex.kind == VertexKind::Nic ? nics_per_node_[vertex.node]++ : -1);
-  num_nodes_ = std::max(num_nodes_, vertex.node + 1);
+  if (vertex.node >= 0) node_ids_.insert(vertex.node);
   if (vertex.kind == VertexKind::Gpu) {
     auto key = [this](VertexId g) { return std::pair(graph_[g].node, graph_[g].local_rank); };
     auto pos = std::lower_bound(gpus_.begin(), gpus_.end(), v,

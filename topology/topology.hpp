@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -114,8 +115,8 @@ class Topology {
   std::optional<VertexId> find(std::string_view name) const;
 
   // Queries planners use.
-  const std::vector<VertexId>& gpus() const { return gpus_; }  // world rank -> GPU vertex
-  int num_nodes() const { return num_nodes_; }
+  const std::vector<VertexId>& gpus() const { return gpus_; }           // world rank -> GPU vertex
+  int num_nodes() const { return static_cast<int>(node_ids_.size()); }  // distinct node indices
   std::vector<VertexId> gpus_of_node(int node) const;
   std::vector<int> ranks_of_node(int node) const;  // world ranks, by local rank
   int node_of_rank(int rank) const { return graph_[gpus_.at(rank)].node; }
@@ -157,7 +158,7 @@ class Topology {
   std::vector<VertexId> gpus_;
   std::vector<int> nic_index_;  // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;
-  int num_nodes_ = 0;
+  std::set<int> node_ids_;  // indices need not be dense: a file may number nodes as it likes
 };
 
 }  // namespace cclab::topo

@@ -5,10 +5,14 @@
 namespace cclab::planners {
 
 std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
+  // World ranks are ordered by (node, local rank), so a node's ranks are one run. One pass over the ranks,
+  // not a loop over node indices: those need not be dense (fuzz/topology_yaml_fuzz found a file with node
+  // 88888888 that took minutes here).
   std::vector<std::vector<int>> groups;
-  for (int n = 0; n < topology.num_nodes(); ++n) {
-    auto ranks = topology.ranks_of_node(n);
-    if (!ranks.empty()) groups.push_back(std::move(ranks));
+  const int world = static_cast<int>(topology.gpus().size());
+  for (int r = 0; r < world; ++r) {
+    if (r == 0 || topology.node_of_rank(r) != topology.node_of_rank(r - 1)) groups.emplace_back();
+    groups.back().push_back(r);
   }
   return groups;
 }
