@@ -193,13 +193,6 @@ std::vector<VertexId> Topology::gpus_of_node(int node) const {
   return out;
 }
 
-std::vector<int> Topology::ranks_of_node(int node) const {
-  std::vector<int> out;
-  for (std::size_t r = 0; r < gpus_.size(); ++r)
-    if (graph_[gpus_[r]].node == node) out.push_back(static_cast<int>(r));
-  return out;
-}
-
 int Topology::max_gpus_per_node() const {
   std::unordered_map<int, int> count;
   int best = 0;

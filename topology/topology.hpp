@@ -118,7 +118,6 @@ class Topology {
   const std::vector<VertexId>& gpus() const { return gpus_; }           // world rank -> GPU vertex
   int num_nodes() const { return static_cast<int>(node_ids_.size()); }  // distinct node indices
   std::vector<VertexId> gpus_of_node(int node) const;
-  std::vector<int> ranks_of_node(int node) const;  // world ranks, by local rank
   int node_of_rank(int rank) const { return graph_[gpus_.at(rank)].node; }
   int local_rank_of(int rank) const { return graph_[gpus_.at(rank)].local_rank; }
   // Largest number of GPUs in one node; uniform() says whether every node has that many.

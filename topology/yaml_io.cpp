@@ -1,5 +1,6 @@
 #include "topology/yaml_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <set>
