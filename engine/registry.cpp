@@ -66,6 +66,13 @@ std::vector<std::vector<int>> rotated(std::vector<std::vector<int>> rings, int f
   return rings;
 }
 
+// Planners that build explicit programs (one exchange partner per step, or chains) run as one explicit pass.
+CompactSchedule explicit_plan(Schedule s) {
+  const CollectiveSpec spec = s.spec;
+  std::string name = s.algorithm;
+  return one_lane(spec, std::move(name), ExplicitPass{std::move(s)});
+}
+
 std::vector<Algorithm> make_registry() {
   std::vector<Algorithm> list;
   auto add = [&](std::string name, Collective c, std::string description, auto supports, auto plan) {
@@ -73,10 +80,8 @@ std::vector<Algorithm> make_registry() {
                              [plan, c](const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
                                CCLAB_ENFORCE(spec.collective == c, "planner for {} given {}", to_string(c),
                                              to_string(spec.collective));
-                               Schedule s = plan(spec, t, o);
-                               s.params["chunk"] = std::to_string(o.chunk_bytes);
-                               if (!s.params.count("channels"))
-                                 s.params["channels"] = std::to_string(s.num_channels());
+                               CompactSchedule s = plan(spec, t, o);
+                               s.params.chunk_bytes = o.chunk_bytes;
                                return s;
                              }});
   };
@@ -89,9 +94,7 @@ std::vector<Algorithm> make_registry() {
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const int channels = channels_or(o, std::max(2, nics_per_node(t)));
-        Schedule plan = planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
-        plan.params["channels"] = std::to_string(channels);
-        return plan;
+        return planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
       });
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",
@@ -107,7 +110,7 @@ std::vector<Algorithm> make_registry() {
       });
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
-        return planners::halving_doubling_allreduce(s);
+        return explicit_plan(planners::halving_doubling_allreduce(s));
       });
   add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
@@ -121,21 +124,21 @@ std::vector<Algorithm> make_registry() {
       });
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::chain_broadcast(
-            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false), chunk_of(o, s));
+        return explicit_plan(planners::chain_broadcast(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false), chunk_of(o, s)));
       });
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
-        return planners::tree_broadcast(s, channels_or(o, 1), chunk_of(o, s));
+        return explicit_plan(planners::tree_broadcast(s, channels_or(o, 1), chunk_of(o, s)));
       });
   add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::chain_reduce(
-            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true), chunk_of(o, s));
+        return explicit_plan(planners::chain_reduce(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true), chunk_of(o, s)));
       });
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
-        return planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s));
+        return explicit_plan(planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
       });
   return list;
 }
@@ -179,13 +182,13 @@ CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, s
   return spec;
 }
 
-Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
-                        const PlanOptions& options, const CostParams& cost) {
+PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                            const PlanOptions& options, const CostParams& cost) {
   std::string chosen(name);
   if (name == "auto") {
     auto best = cheapest(cost_table(spec, topology, options, cost));
     if (!best)
-      return Planned{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
+      return PlannedCompact{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
     chosen = *best;
   }
   const Algorithm* algorithm = find_algorithm(spec.collective, chosen);
@@ -194,9 +197,16 @@ Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topolo
                                   chosen, algorithm_names(spec.collective)));
   }
   if (Support s = algorithm->supports(spec, topology, options); !s.ok) {
-    return Planned{std::nullopt, fmt::format("{} does not apply: {}", chosen, s.reason)};
+    return PlannedCompact{std::nullopt, fmt::format("{} does not apply: {}", chosen, s.reason)};
   }
-  return Planned{algorithm->plan(spec, topology, options), {}};
+  return PlannedCompact{algorithm->compact(spec, topology, options), {}};
+}
+
+Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                        const PlanOptions& options, const CostParams& cost) {
+  PlannedCompact planned = plan_compact(spec, topology, name, options, cost);
+  if (!planned.schedule) return Planned{std::nullopt, std::move(planned.reason)};
+  return Planned{to_explicit(*planned.schedule), {}};
 }
 
 std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/cost.hpp"
+#include "engine/ir/compact.hpp"
 #include "engine/schedule.hpp"
 #include "topology/topology.hpp"
 
@@ -33,7 +34,12 @@ struct Algorithm {
   Collective collective;
   std::string description;
   std::function<Support(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> supports;
-  std::function<Schedule(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> plan;
+  // Plans the compact form: O(C·P) for ring and tree passes, whatever the chunking.
+  std::function<CompactSchedule(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> compact;
+  // The explicit form: compact(...) expanded on every rank.
+  Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
+    return to_explicit(compact(spec, t, o));
+  }
 };
 
 const std::vector<Algorithm>& algorithms();
@@ -50,7 +56,15 @@ struct Planned {
   std::optional<Schedule> schedule;
   std::string reason;
 };
+// The compact plan, or why there is none.
+struct PlannedCompact {
+  std::optional<CompactSchedule> schedule;
+  std::string reason;
+};
 // Plans `name` ("auto" selects the cheapest). Unknown names throw ConfigError listing the valid ones.
+PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                            const PlanOptions& options = {}, const CostParams& cost = {});
+// The same, expanded to the explicit form.
 Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                         const PlanOptions& options = {}, const CostParams& cost = {});
 

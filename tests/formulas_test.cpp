@@ -41,7 +41,8 @@ const std::vector<int> kWorlds = {2, 3, 5, 7, 8, 11, 16, 24, 31, 64};
 TEST(Formulas, RingAllreduce) {
   for (int p : kWorlds) {
     const std::uint64_t count = 60ULL * p;  // divisible by P
-    const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, count), identity_rings(p, 1), 0);
+    const Schedule s =
+        to_explicit(ring_allreduce(spec(Collective::AllReduce, p, count), identity_rings(p, 1), 0));
     EXPECT_EQ(count_steps(s), 2 * (p - 1)) << p;
     for (std::uint64_t bytes : bytes_sent_per_rank(s))
       EXPECT_EQ(bytes, 2ULL * (p - 1) * count / p * 4) << p;
@@ -52,8 +53,9 @@ TEST(Formulas, RingReduceScatterAndAllgather) {
   for (int p : kWorlds) {
     const std::uint64_t count = 12ULL * p;
     const Schedule rs =
-        ring_reduce_scatter(spec(Collective::ReduceScatter, p, count), identity_rings(p, 1), 0);
-    const Schedule ag = ring_allgather(spec(Collective::AllGather, p, count), identity_rings(p, 1), 0);
+        to_explicit(ring_reduce_scatter(spec(Collective::ReduceScatter, p, count), identity_rings(p, 1), 0));
+    const Schedule ag =
+        to_explicit(ring_allgather(spec(Collective::AllGather, p, count), identity_rings(p, 1), 0));
     EXPECT_EQ(count_steps(rs), p - 1);
     EXPECT_EQ(count_steps(ag), p - 1);
     for (std::uint64_t bytes : bytes_sent_per_rank(rs))
@@ -66,7 +68,8 @@ TEST(Formulas, RingReduceScatterAndAllgather) {
 TEST(Formulas, ChunkingPipelinesRing) {
   // K chunks per block on one channel add K-1 steps, not K times the steps.
   const int p = 8, k = 4;
-  const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, 64ULL * p), identity_rings(p, 1), 64 / k);
+  const Schedule s =
+      to_explicit(ring_allreduce(spec(Collective::AllReduce, p, 64ULL * p), identity_rings(p, 1), 64 / k));
   EXPECT_EQ(count_steps(s), 2 * (p - 1));
   std::size_t sends = 0;
   for (const Op& op : s.ranks[0].ops)
@@ -108,7 +111,7 @@ TEST(Formulas, DoubleBinaryTree) {
         interior_in_both += !n0.children[n].empty() && !n1.children[n].empty();
       EXPECT_EQ(interior_in_both, nodes % 2 == 1 && nodes > 1 ? 1 : 0) << nodes << " nodes";
       const std::uint64_t count = 64ULL * p;
-      const Schedule s = tree_allreduce(spec(Collective::AllReduce, p, count), groups, 2, 0);
+      const Schedule s = to_explicit(tree_allreduce(spec(Collective::AllReduce, p, count), groups, 2, 0));
       EXPECT_EQ(count_steps(s), 2 * std::max(t0.depth(), t1.depth()));
       // Bytes: per channel (half the data), one copy up unless root, one copy down per child.
       const auto bytes = bytes_sent_per_rank(s);
@@ -160,8 +163,8 @@ TEST(Formulas, Hierarchical) {
         for (int j = 0; j < g; ++j)
           groups[n].push_back(n * g + j);
       const std::uint64_t count = 16ULL * g * nodes;
-      const Schedule s = hierarchical_allreduce(spec(Collective::AllReduce, nodes * g, count), groups,
-                                                InterAlgorithm::Ring, 1, 0);
+      const Schedule s = to_explicit(hierarchical_allreduce(spec(Collective::AllReduce, nodes * g, count),
+                                                            groups, InterAlgorithm::Ring, 1, 0));
       EXPECT_EQ(count_steps(s), 2 * (g - 1) + 2 * (nodes - 1)) << nodes << "x" << g;
       // Intra 2(g-1)/g·S plus inter 2(N-1)/N·S/g.
       const std::uint64_t want = (2ULL * (g - 1) * count / g + 2ULL * (nodes - 1) * (count / g) / nodes) * 4;
@@ -193,7 +196,8 @@ TEST(Cost, RingAllreduceMatchesClosedForm) {
     const topo::Topology t = star(p, alpha / 2, bandwidth);
     for (std::uint64_t count : {1024ULL * p, 1ULL << 24}) {
       const std::uint64_t divisible = count / p * p;
-      const Schedule s = ring_allreduce(spec(Collective::AllReduce, p, divisible), identity_rings(p, 1), 0);
+      const Schedule s =
+          to_explicit(ring_allreduce(spec(Collective::AllReduce, p, divisible), identity_rings(p, 1), 0));
       const double bytes = divisible * 4.0;
       const double want = 2.0 * (p - 1) * (alpha + bytes / (p * bandwidth));
       const double got = estimate_cost(s, t, free_reduction).total_s;

@@ -23,7 +23,8 @@ CollectiveSpec allreduce_spec(int world, std::uint64_t count) {
 }
 
 Schedule ring(int world, std::uint64_t count) {
-  return planners::ring_allreduce(allreduce_spec(world, count), planners::identity_rings(world, 1), 0);
+  return to_explicit(
+      planners::ring_allreduce(allreduce_spec(world, count), planners::identity_rings(world, 1), 0));
 }
 
 void expect_rejected(const Schedule& s, const std::string& needle) {

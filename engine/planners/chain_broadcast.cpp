@@ -1,7 +1,7 @@
 #include "engine/planners/chain_broadcast.hpp"
 
+#include "engine/ir/pipeline.hpp"
 #include "engine/planners/patterns.hpp"
-#include "engine/planners/pipeline.hpp"
 
 namespace cclab::planners {
 

@@ -1,4 +1,4 @@
-// Hierarchical allreduce, composed from sub-schedules (engine/compose.hpp), for N nodes of g GPUs:
+// Hierarchical allreduce, phases of lanes (engine/ir/compact.hpp), for N nodes of g GPUs:
 //   1. ring reduce_scatter inside each node: local rank l ends with block l (S/g) reduced over the node;
 //   2. allreduce of block l among the N GPUs of local rank l, one per node (ring or double binary tree), in
 //   place;
@@ -13,14 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
 enum class InterAlgorithm { Ring, Tree };
 
 // groups: the ranks of each node in local order; all groups the same size.
-Schedule hierarchical_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                                InterAlgorithm inter, int channels, std::uint64_t chunk_elems);
+CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
+                                       const std::vector<std::vector<int>>& groups, InterAlgorithm inter,
+                                       int channels, std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

@@ -11,11 +11,11 @@
 
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
-Schedule leader_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                          int channels, std::uint64_t chunk_elems);
+CompactSchedule leader_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                                 int channels, std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

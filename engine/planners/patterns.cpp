@@ -44,30 +44,6 @@ std::vector<std::vector<int>> identity_rings(int world_size, int channels) {
   return std::vector<std::vector<int>>(channels, ring);
 }
 
-int Tree::depth() const {
-  int best = 0;
-  for (std::size_t r = 0; r < parent.size(); ++r) {
-    int d = 0;
-    for (int x = static_cast<int>(r); parent[x] >= 0; x = parent[x])
-      ++d;
-    best = std::max(best, d);
-  }
-  return best;
-}
-
-Tree tree_from_parents(std::vector<int> parent) {
-  Tree t;
-  t.children.assign(parent.size(), {});
-  for (std::size_t r = 0; r < parent.size(); ++r) {
-    if (parent[r] < 0)
-      t.root = static_cast<int>(r);
-    else
-      t.children[parent[r]].push_back(static_cast<int>(r));
-  }
-  t.parent = std::move(parent);
-  return t;
-}
-
 Tree binary_tree(int n) {
   std::vector<int> parent(n, -1);
   for (int r = 1; r < n; ++r) {
@@ -102,11 +78,6 @@ Tree rooted_binary_tree(int n, int root) {
     parent[r] = p < 0 ? -1 : (p + root) % n;
   }
   return tree_from_parents(std::move(parent));
-}
-
-int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems) {
-  if (chunk_elems == 0 || largest_block <= chunk_elems) return 1;
-  return static_cast<int>((largest_block + chunk_elems - 1) / chunk_elems);
 }
 
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype) {

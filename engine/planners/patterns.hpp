@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "engine/collective.hpp"
+#include "engine/ir/compact.hpp"
+#include "engine/ir/passes.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::planners {
@@ -21,14 +23,6 @@ std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 std::vector<std::vector<int>> node_groups(const topo::Topology& topology);
 std::vector<std::vector<int>> singleton_groups(int world_size);
 
-// A rooted tree over ranks 0..n-1: parent (-1 at the root) and children in ascending order.
-struct Tree {
-  int root = 0;
-  std::vector<int> parent;
-  std::vector<std::vector<int>> children;
-  int depth() const;  // edges on the longest root-to-leaf path
-};
-Tree tree_from_parents(std::vector<int> parent);
 // The in-order binary tree NCCL uses for its double binary tree: the parent of r is found by clearing r's
 // lowest set bit b and setting the next one, (r ^ b) | (b << 1), or just clearing it when that falls outside
 // 0..n-1. Rank 0 is the root; every rank has at most two children.
@@ -37,10 +31,6 @@ Tree binary_tree(int n);
 Tree complementary_binary_tree(int n);
 // binary_tree relabelled so that `root` is the root (rank r plays position (r - root) mod n).
 Tree rooted_binary_tree(int n, int root);
-
-// Number of pipeline chunks for blocks of at most `largest_block` elements and a chunk of `chunk_elems` (0:
-// one).
-int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems);
 
 // Elements per chunk for a chunk size in bytes (0 means unchunked).
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype);

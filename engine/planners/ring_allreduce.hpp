@@ -7,12 +7,12 @@
 
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
 // rings[c]: the ring order of channel c (a permutation of 0..P-1).
-Schedule ring_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
-                        std::uint64_t chunk_elems);
+CompactSchedule ring_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
+                               std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

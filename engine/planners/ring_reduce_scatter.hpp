@@ -7,11 +7,11 @@
 
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
-Schedule ring_reduce_scatter(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
-                             std::uint64_t chunk_elems);
+CompactSchedule ring_reduce_scatter(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
+                                    std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

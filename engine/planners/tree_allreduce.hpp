@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "engine/planners/patterns.hpp"
-#include "engine/schedule.hpp"
 
 namespace cclab::planners {
 
@@ -26,7 +25,11 @@ namespace cclab::planners {
 // chain starting at local rank `head` (mod the node's size).
 Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree, int head);
 
-Schedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups, int channels,
-                        std::uint64_t chunk_elems);
+// The pass: channel c runs tree c mod 2 with its node chains headed by local rank c.
+TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups, int channels, std::uint64_t count,
+                             std::uint64_t chunk_elems);
+
+CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                               int channels, std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

@@ -1,8 +1,8 @@
 #include "engine/planners/tree_reduce.hpp"
 
+#include "engine/ir/passes.hpp"
+#include "engine/ir/pipeline.hpp"
 #include "engine/planners/patterns.hpp"
-#include "engine/planners/pipeline.hpp"
-#include "engine/planners/tree_pattern.hpp"
 
 namespace cclab::planners {
 

@@ -5,7 +5,7 @@
 // of chunk k+8 are posted before the rest of chunk k's work.
 #pragma once
 
-namespace cclab::planners {
+namespace cclab {
 
 inline constexpr int kPostAhead = 8;
 
@@ -18,4 +18,4 @@ void pipeline(int rounds, Post&& post, Finish&& finish) {
   }
 }
 
-}  // namespace cclab::planners
+}  // namespace cclab

@@ -1,0 +1,285 @@
+#include "engine/ir/compact.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "engine/ir/passes.hpp"
+
+namespace cclab {
+
+int RingPass::rounds() const {
+  if (rings.empty()) return 1;
+  return chunk_rounds(partition(partition(count, members(), 0).count, channels(), 0).count, chunk_elems);
+}
+
+int TreePass::rounds() const {
+  if (trees.empty()) return 1;
+  return chunk_rounds(partition(count, channels(), 0).count, chunk_elems);
+}
+
+int Tree::depth() const {
+  // Depth of each node from its parent's, visiting parents first (a BFS from the root): O(n), not O(n·depth).
+  std::vector<int> depth_of(parent.size(), 0);
+  std::vector<int> queue{root};
+  int best = 0;
+  for (std::size_t q = 0; q < queue.size() && !parent.empty(); ++q) {
+    const int x = queue[q];
+    for (int child : children[x]) {
+      depth_of[child] = depth_of[x] + 1;
+      best = std::max(best, depth_of[child]);
+      queue.push_back(child);
+    }
+  }
+  return best;
+}
+
+Tree tree_from_parents(std::vector<int> parent) {
+  Tree t;
+  t.children.assign(parent.size(), {});
+  for (std::size_t r = 0; r < parent.size(); ++r) {
+    if (parent[r] < 0)
+      t.root = static_cast<int>(r);
+    else
+      t.children[parent[r]].push_back(static_cast<int>(r));
+  }
+  t.parent = std::move(parent);
+  return t;
+}
+
+std::string_view pass_name(const Pass& pass) {
+  switch (pass.index()) {
+    case 0:
+      return "ring";
+    case 1:
+      return "tree";
+    default:
+      return "explicit";
+  }
+}
+
+std::uint64_t BufferPlace::offset_for(int member) const {
+  return offset + (member_blocks > 0 ? partition(blocks_of, member_blocks, member).offset : 0);
+}
+
+CompactSchedule::CompactSchedule(CollectiveSpec s, std::string name) : spec(s), algorithm(std::move(name)) {}
+
+void CompactSchedule::next_phase() {
+  phases_.emplace_back();
+  slots_.emplace_back(static_cast<std::size_t>(std::max(spec.world_size, 0)));
+}
+
+void CompactSchedule::add_lane(Lane lane) {
+  if (phases_.empty()) next_phase();
+  if (!lane.pass) throw PlanError("a lane without a pass");
+  const int members = std::visit([](const auto& p) { return p.members(); }, *lane.pass);
+  if (static_cast<int>(lane.ranks.size()) != members) {
+    throw PlanError(fmt::format("a {} pass of {} members placed on {} ranks", pass_name(*lane.pass), members,
+                                lane.ranks.size()));
+  }
+  const int phase = static_cast<int>(phases_.size()) - 1;
+  const int index = static_cast<int>(phases_.back().lanes.size());
+  for (int m = 0; m < members; ++m) {
+    const int r = lane.ranks[m];
+    if (r < 0 || r >= spec.world_size)
+      throw PlanError(fmt::format("phase {} lane {}: member {} is rank {}, outside the world of {}", phase,
+                                  index, m, r, spec.world_size));
+    Slot& slot = slots_[phase][r];
+    if (slot.lane >= 0)
+      throw PlanError(fmt::format("phase {}: rank {} is in lanes {} and {}", phase, r, slot.lane, index));
+    slot = Slot{index, m};
+  }
+  phases_.back().lanes.push_back(std::move(lane));
+}
+
+std::optional<CompactSchedule::Slot> CompactSchedule::slot(int phase, int rank) const {
+  const Slot s = slots_.at(phase).at(rank);
+  if (s.lane < 0) return std::nullopt;
+  return s;
+}
+
+namespace {
+
+// IR channels a pass's expansion uses (1 + the highest).
+int ir_channels(const Pass& pass) {
+  if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
+  if (const auto* tree = std::get_if<TreePass>(&pass)) return 2 * tree->channels();
+  return std::get<ExplicitPass>(pass).programs.num_channels();
+}
+
+}  // namespace
+
+int CompactSchedule::num_ir_channels() const {
+  int most = 0;
+  for (const Phase& phase : phases_)
+    for (const Lane& lane : phase.lanes)
+      most = std::max(most, ir_channels(*lane.pass));
+  return most;
+}
+
+int CompactSchedule::num_channels() const {
+  if (params.channels) return *params.channels;
+  return num_ir_channels() / std::max(1, params.lanes_per_channel);
+}
+
+Program expand(const CompactSchedule& s, int rank) {
+  CCLAB_ENFORCE(rank >= 0 && rank < s.world_size(), "expand: rank {} outside the world of {}", rank,
+                s.world_size());
+  Program out;
+  std::vector<OpId> barrier;  // sinks of this rank's previous phase with ops
+  Program sub;
+  std::vector<OpId> deps;
+  std::vector<std::uint8_t> channel_started;
+  std::vector<std::uint8_t> has_dependent;
+  for (int phase = 0; phase < static_cast<int>(s.phases().size()); ++phase) {
+    const auto slot = s.slot(phase, rank);
+    if (!slot) continue;  // nothing here: the older barrier still holds
+    const Lane& lane = s.phases()[phase].lanes[slot->lane];
+    const int m = slot->member;
+    sub = Program{};
+    expand_pass(*lane.pass, m, sub);
+    if (sub.ops.empty()) continue;
+
+    const OpId base = static_cast<OpId>(out.ops.size());
+    out.scratch_count = std::max(out.scratch_count, sub.scratch_count);
+    out.ops.reserve(out.ops.size() + sub.ops.size());
+    out.deps.reserve(out.deps.size() + sub.deps.size() + barrier.size() * 4);
+    const std::uint64_t input_at = lane.input.offset_for(m), output_at = lane.output.offset_for(m);
+    auto map_chunk = [&](Chunk c) {
+      if (c.buffer == Buffer::Scratch) return c;  // phases share scratch
+      const BufferPlace& at = c.buffer == Buffer::Input ? lane.input : lane.output;
+      return Chunk{at.buffer, (c.buffer == Buffer::Input ? input_at : output_at) + c.offset, c.count};
+    };
+    channel_started.assign(1, 0);
+    for (const Op& op : sub.ops) {
+      deps.clear();
+      for (OpId d : sub.deps_of(op))
+        deps.push_back(base + d);
+      if (op.channel >= channel_started.size()) channel_started.resize(op.channel + 1u, 0);
+      // The first op on each channel, and every op without deps, waits for the previous phase.
+      if (deps.empty() || !channel_started[op.channel])
+        deps.insert(deps.end(), barrier.begin(), barrier.end());
+      channel_started[op.channel] = 1;
+      Op mapped = op;
+      if (is_comm(op.kind)) mapped.peer = lane.ranks[static_cast<std::size_t>(op.peer)];
+      mapped.src = map_chunk(op.src);
+      mapped.dst = map_chunk(op.dst);
+      out.add(mapped, deps);
+    }
+    // This phase's sinks: its ops that no op of the phase depends on.
+    has_dependent.assign(sub.ops.size(), 0);
+    for (const Op& op : sub.ops)
+      for (OpId d : sub.deps_of(op))
+        has_dependent[d] = 1;
+    barrier.clear();
+    for (OpId i = 0; i < sub.ops.size(); ++i)
+      if (!has_dependent[i]) barrier.push_back(base + i);
+  }
+  return out;
+}
+
+Schedule to_explicit(const CompactSchedule& s) {
+  Schedule out = empty_schedule(s.spec, s.algorithm);
+  for (int r = 0; r < s.world_size(); ++r)
+    out.ranks[r] = expand(s, r);
+  out.params["chunk"] = std::to_string(s.params.chunk_bytes);
+  out.params["channels"] = std::to_string(s.params.channels ? *s.params.channels : out.num_channels());
+  if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
+  if (s.params.inter) out.params["inter"] = *s.params.inter;
+  return out;
+}
+
+CompactSchedule one_lane(const CollectiveSpec& spec, std::string algorithm, Pass pass) {
+  CompactSchedule s(spec, std::move(algorithm));
+  Lane lane;
+  lane.ranks.resize(static_cast<std::size_t>(std::max(0, spec.world_size)));
+  for (int r = 0; r < spec.world_size; ++r)
+    lane.ranks[r] = r;
+  lane.pass = std::make_shared<const Pass>(std::move(pass));
+  s.add_lane(std::move(lane));
+  return s;
+}
+
+CompactSchedule from_explicit(Schedule schedule) {
+  // A loaded file carries its parameters as text; they are read once, here.
+  PlanParams params;
+  const auto& text = schedule.params;
+  if (auto it = text.find("chunk"); it != text.end())
+    params.chunk_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
+  if (auto it = text.find("lanes"); it != text.end())
+    params.lanes_per_channel = std::max(1, std::atoi(it->second.c_str()));
+  if (auto it = text.find("inter"); it != text.end()) params.inter = it->second;
+  const CollectiveSpec spec = schedule.spec;
+  std::string algorithm = schedule.algorithm;
+  CompactSchedule out = one_lane(spec, std::move(algorithm), ExplicitPass{std::move(schedule)});
+  out.params = params;
+  return out;
+}
+
+std::uint64_t count_explicit_ops(const CompactSchedule& s) {
+  std::uint64_t total = 0;
+  for (const Phase& phase : s.phases())
+    for (const Lane& lane : phase.lanes)
+      total += pass_op_count(*lane.pass);
+  return total;
+}
+
+std::uint64_t estimate_explicit_bytes(const CompactSchedule& s) {
+  // An op, about one dep, and the per-op state every consumer of the explicit form keeps beside it (the
+  // verifier's walk, segments and race state; measured at about 140 bytes per op on ring 1024).
+  constexpr std::uint64_t kBytesPerOp = sizeof(Op) + sizeof(OpId) + 140;
+  return count_explicit_ops(s) * kBytesPerOp;
+}
+
+std::string format_compact_summary(const CompactSchedule& s, int max_items) {
+  std::string text = fmt::format("{} {}: {}\n", s.algorithm, to_string(s.spec.collective), describe(s.spec));
+  text += fmt::format("params: chunk={} channels={}", s.params.chunk_bytes, s.num_channels());
+  if (s.params.lanes_per_channel != 1) text += fmt::format(" lanes={}", s.params.lanes_per_channel);
+  if (s.params.inter) text += fmt::format(" inter={}", *s.params.inter);
+  text += "\n";
+  auto clipped = [&](const std::vector<int>& items) {
+    const std::size_t shown = std::min<std::size_t>(items.size(), static_cast<std::size_t>(max_items));
+    return fmt::format("{}{}", fmt::join(items.begin(), items.begin() + static_cast<long>(shown), " "),
+                       items.size() > shown ? fmt::format(" ... ({} ranks)", items.size()) : "");
+  };
+  const bool several = s.phases().size() > 1;
+  for (std::size_t p = 0; p < s.phases().size(); ++p) {
+    const Phase& phase = s.phases()[p];
+    if (several) text += fmt::format("phase {}: {} lane(s)\n", p, phase.lanes.size());
+    // Lanes that share a pass print once, with the ranks of the first: one node's ring speaks for all.
+    const Pass* shown_pass = nullptr;
+    for (const Lane& lane : phase.lanes) {
+      if (lane.pass.get() == shown_pass) continue;
+      shown_pass = lane.pass.get();
+      const std::string indent = several ? "  " : "";
+      auto global = [&](const std::vector<int>& members) {
+        std::vector<int> out;
+        out.reserve(members.size());
+        for (int m : members)
+          out.push_back(lane.ranks[m]);
+        return out;
+      };
+      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
+        for (int c = 0; c < ring->channels(); ++c)
+          text += fmt::format("{}channel {}: {}\n", indent, c, clipped(global(ring->rings[c])));
+      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
+        for (int c = 0; c < tree->channels(); ++c) {
+          const Tree& t = tree->trees[c];
+          std::vector<int> parents;
+          for (std::size_t m = 0; m < t.parent.size(); ++m)
+            parents.push_back(t.parent[m] < 0 ? -1 : lane.ranks[t.parent[m]]);
+          text += fmt::format("{}tree {}: root {}, depth {}, parents {}\n", indent, c, lane.ranks[t.root],
+                              t.depth(), clipped(parents));
+        }
+      } else {
+        const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;
+        text += fmt::format("{}explicit {} on {}: {} ops\n", indent, programs.algorithm, clipped(lane.ranks),
+                            programs.num_ops());
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace cclab

@@ -1,0 +1,174 @@
+// The compact form of a schedule: what planners produce and what consumers work on (shared/design.md, "The
+// schedule IR"). The explicit per-rank programs of engine/schedule.hpp stay the semantics; `expand` is the
+// only bridge from this form to them, one rank at a time.
+//
+//   CompactSchedule = phases, run one after the other on every rank
+//   Phase           = lanes, run concurrently; a rank belongs to at most one lane of a phase
+//   Lane            = a group of ranks (its members, in member order) running one pass, with the places of
+//   the
+//                     pass's input and output in each member's global buffers
+//   Pass            = RingPass    one permutation of the members per channel: reduce-scatter and/or allgather
+//                   | TreePass    one tree over the members per channel: reduce up, broadcast down
+//                   | ExplicitPass programs per member (halving-doubling, chains, loaded JSON, ...)
+//
+// Ring and tree passes hold O(C·P) data; their expansion is what the explicit planners used to emit, op for
+// op (tests/expansion_test.cpp pins that across the planner matrix). Phases join as in NCCL's grouped calls:
+// on each rank, the first op of each channel of a phase (and every op without deps) waits for the ops of the
+// rank's previous phase that nothing else waits for (its sinks), which orders the whole previous phase first.
+// Scratch is shared between phases (they never overlap in time on a rank).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/schedule.hpp"
+
+namespace cclab {
+
+// Where a ring role's data lives on a member, for a range of the pass's full vector: the same offset in
+// `buffer`, or (own_block_relative) the offset relative to the start of the member's own block, for buffers
+// that hold only that block (reduce_scatter's output, allgather's input).
+struct RolePlace {
+  Buffer buffer = Buffer::Output;
+  bool own_block_relative = false;
+  bool operator==(const RolePlace&) const = default;
+};
+
+// Ring reduce-scatter and/or allgather over `count` elements (engine/planners/ring_pattern.hpp has the
+// steps). Block j of the partition belongs to the member at ring position j-1 of each channel.
+struct RingPass {
+  bool reduce_scatter = true;
+  bool allgather = true;
+  std::uint64_t count = 0;
+  std::uint64_t chunk_elems = 0;           // pipeline chunk; 0: one chunk per block
+  RolePlace contribution{Buffer::Input};   // a member's own input (reduce-scatter)
+  RolePlace partial{Buffer::Output};       // running partial sums (reduce-scatter)
+  RolePlace reduced{Buffer::Output};       // the member's fully reduced own block; the allgather's source
+  RolePlace gathered{Buffer::Output};      // where the allgather delivers every block
+  std::uint64_t scratch_count = 0;         // scratch elements each member needs
+  std::vector<std::vector<int>> rings;     // rings[c]: members in ring order on channel c
+  std::vector<std::vector<int>> position;  // position[c][m]: where member m sits in rings[c]
+
+  int members() const { return rings.empty() ? 0 : static_cast<int>(rings[0].size()); }
+  int channels() const { return static_cast<int>(rings.size()); }
+  int rounds() const;  // pipeline chunks per block slice
+};
+
+// A rooted tree over members 0..n-1: parent (-1 at the root) and children in ascending order.
+struct Tree {
+  int root = 0;
+  std::vector<int> parent;
+  std::vector<std::vector<int>> children;
+  int depth() const;  // edges on the longest root-to-leaf path
+};
+Tree tree_from_parents(std::vector<int> parent);
+
+// Tree allreduce (engine/planners/tree_allreduce.hpp): channel c runs trees[c] on its slice of `count`
+// elements, reducing up on IR channel 2c and broadcasting down on 2c+1.
+struct TreePass {
+  std::uint64_t count = 0;
+  std::uint64_t chunk_elems = 0;
+  std::vector<Tree> trees;  // per channel
+
+  int members() const { return trees.empty() ? 0 : static_cast<int>(trees[0].parent.size()); }
+  int channels() const { return static_cast<int>(trees.size()); }
+  int rounds() const;
+};
+
+// Any schedule, as explicit programs of its members (world_size = members).
+struct ExplicitPass {
+  Schedule programs;
+  int members() const { return programs.world_size(); }
+};
+
+using Pass = std::variant<RingPass, TreePass, ExplicitPass>;
+std::string_view pass_name(const Pass& pass);  // "ring", "tree", "explicit"
+
+// Where a pass's buffer lives in a member's global buffers: `buffer` at `offset`, plus, when member_blocks
+// > 0, the offset of the member's block in the balanced partition of `blocks_of` elements into
+// member_blocks parts (hierarchical: local rank l's block of the node's vector).
+struct BufferPlace {
+  Buffer buffer = Buffer::Input;
+  std::uint64_t offset = 0;
+  int member_blocks = 0;
+  std::uint64_t blocks_of = 0;
+  std::uint64_t offset_for(int member) const;
+  bool operator==(const BufferPlace&) const = default;
+};
+
+struct Lane {
+  std::vector<int> ranks;  // global rank of each member
+  BufferPlace input{Buffer::Input};
+  BufferPlace output{Buffer::Output};
+  std::shared_ptr<const Pass> pass;  // shared by lanes that run the same pass (every node's intra ring)
+};
+
+struct Phase {
+  std::vector<Lane> lanes;
+};
+
+// Typed planner parameters: consumers read these, never strings.
+struct PlanParams {
+  std::uint64_t chunk_bytes = 0;
+  std::optional<int> channels;       // as the planner states it (tree: its tree count), else from the passes
+  int lanes_per_channel = 1;         // IR channels that make up one network channel (tree: up and down)
+  std::optional<std::string> inter;  // hierarchical: the inter-node algorithm
+};
+
+class CompactSchedule {
+ public:
+  CollectiveSpec spec;
+  std::string algorithm;
+  PlanParams params;
+
+  CompactSchedule() = default;
+  CompactSchedule(CollectiveSpec spec, std::string algorithm);
+
+  int world_size() const { return spec.world_size; }
+  const std::vector<Phase>& phases() const { return phases_; }
+  // Starts a new phase; later lanes join it.
+  void next_phase();
+  // Adds a lane to the current phase (the first call starts phase 0). Members must be valid ranks, not in
+  // another lane of the phase, and as many as the pass has (PlanError otherwise: a planner bug).
+  void add_lane(Lane lane);
+
+  // Where `rank` takes part in `phase`: {lane, member}, or nullopt.
+  struct Slot {
+    int lane = -1;
+    int member = -1;
+  };
+  std::optional<Slot> slot(int phase, int rank) const;
+
+  // Network channels: the most any pass uses (IR channels / lanes_per_channel), or params.channels.
+  int num_channels() const;
+  // IR channels the expansion uses: 1 + the highest channel of any op.
+  int num_ir_channels() const;
+
+ private:
+  std::vector<Phase> phases_;
+  std::vector<std::vector<Slot>> slots_;  // per phase, per rank
+};
+
+// A schedule of one lane running `pass` over every rank of `spec` (member r is rank r), buffers in place.
+CompactSchedule one_lane(const CollectiveSpec& spec, std::string algorithm, Pass pass);
+
+// One rank's explicit program: the only bridge from the compact form to the explicit semantics.
+Program expand(const CompactSchedule& schedule, int rank);
+// Every rank's program, with the params rendered for printing (engine/schedule.hpp's form). Memory grows as
+// the op count; callers at scale check estimate_explicit_bytes first.
+Schedule to_explicit(const CompactSchedule& schedule);
+// The explicit form as a single explicit pass, for schedules that arrive explicit (loaded JSON).
+CompactSchedule from_explicit(Schedule schedule);
+
+// The number of ops expansion yields (exact, without expanding) and the bytes the explicit form takes.
+std::uint64_t count_explicit_ops(const CompactSchedule& schedule);
+std::uint64_t estimate_explicit_bytes(const CompactSchedule& schedule);
+
+// "channel 0: 0 1 2 3 ..." per ring channel and tree parents per tree channel, straight from the passes.
+std::string format_compact_summary(const CompactSchedule& schedule, int max_items = 64);
+
+}  // namespace cclab

@@ -1,0 +1,157 @@
+// Expansion pins the compact form to the explicit semantics: for every planner, over the planner matrix
+// (world sizes up to 64, awkward counts, every dtype, 1 to 3 channels, both hierarchical inter algorithms)
+// and topology-derived worlds, the explicit schedule that expansion yields equals, op for op, the one the
+// planners produced before the compact form existed. Those schedules are kept as 64-bit fingerprints in
+// tests/data/explicit_fingerprints.txt, written by the explicit planners of commit 29d80e7.
+//
+// To regenerate on purpose (a planner change that alters schedules):
+//   CCLAB_WRITE_FINGERPRINTS=tests/data/explicit_fingerprints.txt build/tests/expansion_test
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "engine/registry.hpp"
+#include "tests/harness.hpp"
+#include "topology/presets.hpp"
+
+#ifndef CCLAB_SOURCE_DIR
+#error "CCLAB_SOURCE_DIR must name the source tree (tests/CMakeLists.txt sets it)"
+#endif
+
+namespace cclab {
+namespace {
+
+// FNV-1a over every field of every op, the deps and the scratch size of each rank.
+class Fingerprint {
+ public:
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h_ ^= (v >> (8 * i)) & 0xff;
+      h_ *= 0x100000001b3ULL;
+    }
+  }
+  void add(const Chunk& c) {
+    add(static_cast<std::uint64_t>(c.buffer));
+    add(c.offset);
+    add(c.count);
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+std::uint64_t fingerprint(const Schedule& s) {
+  Fingerprint f;
+  f.add(s.ranks.size());
+  for (const Program& p : s.ranks) {
+    f.add(p.ops.size());
+    f.add(p.scratch_count);
+    for (const Op& op : p.ops) {
+      f.add(static_cast<std::uint64_t>(op.kind));
+      f.add(op.channel);
+      f.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(op.peer)));
+      f.add(op.src);
+      f.add(op.dst);
+      const auto deps = p.deps_of(op);
+      f.add(deps.size());
+      for (OpId d : deps)
+        f.add(d);
+    }
+  }
+  return f.value();
+}
+
+struct Point {
+  std::string key;
+  std::uint64_t hash;
+};
+
+std::vector<Point> matrix_points() {
+  std::vector<Point> points;
+  auto add = [&](const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, int root,
+                 const PlanOptions& o) {
+    const CollectiveSpec spec = spec_for(t, a.collective, count, dtype, ReduceOp::Sum, root);
+    if (!a.supports(spec, t, o).ok) return;
+    const std::string key =
+        fmt::format("{}/{} {} count={} {} root={} chunk={} channels={} inter={}", to_string(a.collective),
+                    a.name, t.name(), count, to_string(dtype), root, o.chunk_bytes, o.channels, o.inter);
+    points.push_back({key, fingerprint(a.plan(spec, t, o))});
+  };
+  for (const Algorithm& a : algorithms()) {
+    for (int world : {1, 2, 3, 5, 7, 8, 11, 16, 24, 31, 64}) {
+      const topo::Topology t = testing::flat_topology(world);
+      const std::uint64_t uneven = 13ULL * world + 5;
+      for (int channels : {1, 2, 3}) {
+        for (const char* inter : {"ring", "tree"}) {
+          if (a.name != "hierarchical" && std::string(inter) == "tree") continue;
+          PlanOptions o;
+          o.chunk_bytes = 64;
+          o.channels = channels;
+          o.inter = inter;
+          for (std::uint64_t count : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, uneven})
+            for (DType dtype : {DType::F32, DType::F16})
+              add(a, t, count, dtype, world / 2, o);
+        }
+      }
+      add(a, t, (1 << 20) + 3, DType::F32, 0, PlanOptions{});
+    }
+    const std::vector<std::string> presets = {"dgx_a100:{}", "dgx_h100:{},fabric=rail",
+                                              "pcie_server:{},gpus=4", "pcie_server:{},gpus=3"};
+    for (const std::string& pattern : presets) {
+      for (int nodes : {1, 2, 3, 5}) {
+        const topo::Topology t = topo::make_preset(fmt::format(fmt::runtime(pattern), nodes));
+        const int world = static_cast<int>(t.gpus().size());
+        for (const char* inter : {"ring", "tree"}) {
+          PlanOptions o;
+          o.chunk_bytes = 256;
+          o.inter = inter;
+          add(a, t, 37ULL * world + 3, DType::F32, world - 1, o);
+        }
+      }
+    }
+  }
+  return points;
+}
+
+std::map<std::string, std::uint64_t> read_fingerprints(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, std::uint64_t> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.rfind(" : ");
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    out[line.substr(0, colon)] = std::stoull(line.substr(colon + 3), nullptr, 16);
+  }
+  return out;
+}
+
+TEST(Expansion, EqualsTheExplicitPlannersOpForOp) {
+  const auto points = matrix_points();
+  ASSERT_GT(points.size(), 1000u);
+  if (const char* out = std::getenv("CCLAB_WRITE_FINGERPRINTS")) {
+    std::ofstream file(out);
+    file
+        << "# explicit-schedule fingerprints, tests/expansion_test.cpp; key : FNV-1a of ops, deps, scratch\n";
+    for (const Point& p : points)
+      file << p.key << " : " << fmt::format("{:016x}", p.hash) << "\n";
+    GTEST_SKIP() << "wrote " << points.size() << " fingerprints to " << out;
+  }
+  const auto expected = read_fingerprints(CCLAB_SOURCE_DIR "/tests/data/explicit_fingerprints.txt");
+  ASSERT_EQ(expected.size(), points.size()) << "the matrix and the committed fingerprints differ in size";
+  int mismatches = 0;
+  for (const Point& p : points) {
+    const auto it = expected.find(p.key);
+    ASSERT_NE(it, expected.end()) << "no committed fingerprint for " << p.key;
+    if (it->second != p.hash && ++mismatches <= 10) ADD_FAILURE() << "schedule differs: " << p.key;
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+}  // namespace
+}  // namespace cclab
