@@ -8,7 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/memory.hpp"
 #include "common/units.hpp"
+#include "engine/check/verified.hpp"
 #include "engine/cost.hpp"
 #include "engine/registry.hpp"
 #include "engine/schedule_json.hpp"
@@ -26,6 +28,8 @@ struct PlanArgs {
   std::string dump;
   std::string timeline;
   int show_ops = 0;
+  std::string verify = "patterns";
+  std::string memory_budget;
 };
 
 void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& rows) {
@@ -42,7 +46,63 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& ro
   }
 }
 
+// The explicit form's figures (steps, bytes per rank, α-β time) come from a walk of every op; they are
+// printed when the explicit form fits the memory budget, and said to be skipped otherwise.
+void print_explicit_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
+                            const CostParams& cost) {
+  const std::uint64_t need = estimate_explicit_bytes(s);
+  if (need > memory_budget_bytes()) {
+    fmt::print(
+        "steps, bytes per rank, α-β time: skipped: the explicit walk needs about {:.1f} GB, more than the "
+        "memory budget of {:.1f} GB (--memory-budget)\n",
+        need / 1e9, memory_budget_bytes() / 1e9);
+    if (!args.timeline.empty() || !args.dump.empty())
+      require_within_memory_budget(need, "--timeline / --dump (explicit form)",
+                                   "drop them or raise the budget");
+    return;
+  }
+  const Schedule x = to_explicit(s);
+  const auto bytes = bytes_sent_per_rank(x);
+  const auto [min_bytes, max_bytes] = std::minmax_element(bytes.begin(), bytes.end());
+  const double mean_bytes =
+      std::accumulate(bytes.begin(), bytes.end(), 0.0) / std::max<std::size_t>(1, bytes.size());
+  std::size_t max_ops = 0;
+  for (const auto& p : x.ranks)
+    max_ops = std::max(max_ops, p.ops.size());
+  fmt::print("ops: {} in total, at most {} on a rank\n", x.num_ops(), max_ops);
+  fmt::print("steps: {}\n", count_steps(x));
+  fmt::print("bytes sent per rank: mean {}, min {}, max {} (S = {})\n",
+             format_size(static_cast<std::uint64_t>(mean_bytes)), format_size(*min_bytes),
+             format_size(*max_bytes), format_size(s.spec.bytes()));
+  const RunResult modelled = estimate_cost(x, topology, cost);
+  const double algbw = modelled.total_s > 0 ? s.spec.bytes() / modelled.total_s / 1e9 : 0;
+  fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled.total_s), algbw,
+             algbw * busbw_factor(s.spec.collective, s.spec.world_size));
+  if (!args.timeline.empty()) {
+    write_chrome_trace_file(x, modelled, args.timeline, TraceOptions{"alpha-beta", 0});
+    fmt::print("α-β timeline written to {}\n", args.timeline);
+  }
+  if (!args.dump.empty()) {
+    save_schedule_file(x, args.dump);
+    fmt::print("schedule written to {}\n", args.dump);
+  }
+}
+
+VerifyDepth parse_depth(const std::string& text) {
+  if (text == "patterns") return VerifyDepth::Patterns;
+  if (text == "all") return VerifyDepth::All;
+  throw ConfigError(fmt::format("--verify '{}': valid: patterns, all", text));
+}
+
 void run_plan(const PlanArgs& args) {
+  if (!args.memory_budget.empty()) {
+    try {
+      set_memory_budget_bytes(parse_size_bytes(args.memory_budget));
+    } catch (const Error& e) {
+      throw ConfigError(fmt::format("--memory-budget: {}", e.what()));
+    }
+  }
+  const VerifyDepth depth = parse_depth(args.verify);
   const topo::Topology topology = topo::load_topology(args.collective.topology);
   const CollectiveSpec spec = args.collective.spec(topology, args.size);
   const PlanOptions options = args.collective.plan_options();
@@ -57,41 +117,28 @@ void run_plan(const PlanArgs& args) {
     if (auto best = cheapest(rows)) algorithm = *best;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Planned planned = plan_collective(spec, topology, algorithm, options, cost);
+  PlannedCompact planned = plan_compact(spec, topology, algorithm, options, cost);
   if (!planned.schedule) throw ConfigError(planned.reason);
-  const Schedule& s = *planned.schedule;
   const auto t1 = std::chrono::steady_clock::now();
-  verify_or_throw(s);
+  const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule), depth);
   const auto t2 = std::chrono::steady_clock::now();
+  const CompactSchedule& s = verified.compact();
 
-  fmt::print("plan: {}", format_schedule_summary(s));
-  if (args.show_ops != 0) fmt::print("{}", format_schedule_ops(s, args.show_ops));
-  const auto bytes = bytes_sent_per_rank(s);
-  const auto [min_bytes, max_bytes] = std::minmax_element(bytes.begin(), bytes.end());
-  const double mean_bytes =
-      std::accumulate(bytes.begin(), bytes.end(), 0.0) / std::max<std::size_t>(1, bytes.size());
-  std::size_t max_ops = 0;
-  for (const auto& p : s.ranks)
-    max_ops = std::max(max_ops, p.ops.size());
-  fmt::print("ops: {} in total, at most {} on a rank\n", s.num_ops(), max_ops);
-  fmt::print("steps: {}\n", count_steps(s));
-  fmt::print("bytes sent per rank: mean {}, min {}, max {} (S = {})\n",
-             format_size(static_cast<std::uint64_t>(mean_bytes)), format_size(*min_bytes),
-             format_size(*max_bytes), format_size(spec.bytes()));
-  fmt::print("verify: OK, out-of-place and in-place (plan {:.3f} s, verify {:.3f} s)\n",
+  fmt::print("plan: {}", format_compact_summary(s));
+  if (args.show_ops != 0) {
+    // Only the ranks shown are expanded.
+    Schedule shown = empty_schedule(s.spec, s.algorithm);
+    const int ranks = args.show_ops < 0 ? s.world_size() : std::min(args.show_ops, s.world_size());
+    for (int r = 0; r < ranks; ++r)
+      shown.ranks[r] = expand(s, r);
+    fmt::print("{}", format_schedule_ops(shown, ranks));
+  }
+  fmt::print("explicit form: {} ops (expanded on demand, one rank at a time)\n", count_explicit_ops(s));
+  fmt::print("verify: OK, {} (plan {:.3f} s, verify {:.3f} s)\n",
+             depth == VerifyDepth::All ? "every op, out-of-place and in-place"
+                                       : "ring/tree preconditions, explicit passes in full",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-  const RunResult modelled = estimate_cost(s, topology, cost);
-  const double algbw = modelled.total_s > 0 ? spec.bytes() / modelled.total_s / 1e9 : 0;
-  fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled.total_s), algbw,
-             algbw * busbw_factor(spec.collective, spec.world_size));
-  if (!args.timeline.empty()) {
-    write_chrome_trace_file(s, modelled, args.timeline, TraceOptions{"alpha-beta", 0});
-    fmt::print("α-β timeline written to {}\n", args.timeline);
-  }
-  if (!args.dump.empty()) {
-    save_schedule_file(s, args.dump);
-    fmt::print("schedule written to {}\n", args.dump);
-  }
+  print_explicit_figures(args, s, topology, cost);
 }
 
 }  // namespace
@@ -107,6 +154,12 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--timeline", args->timeline,
                   "write the α-β timeline as a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--ops", args->show_ops, "print every op of the first N ranks (-1: all)");
+  cmd->add_option("--verify", args->verify,
+                  "patterns: O(C·P) checks of ring and tree passes, the full verifier on explicit ones; all: "
+                  "expand every rank and verify every op (the oracle)")
+      ->capture_default_str();
+  cmd->add_option("--memory-budget", args->memory_budget,
+                  "refuse work that would materialize more than this (default: a quarter of RAM)");
   cmd->callback([args] { run_plan(*args); });
 }
 

@@ -1,0 +1,205 @@
+// The O(C·P) preconditions of ring and tree passes, the lane placements, and the dispatch to the full
+// verifier for explicit passes (engine/check/verified.hpp says what holds and why that suffices).
+#include <climits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "common/units.hpp"
+#include "engine/check/verified.hpp"
+#include "engine/ir/passes.hpp"
+#include "engine/verifier.hpp"
+
+namespace cclab {
+namespace {
+
+struct Extent {
+  std::uint64_t begin = 0, end = 0;  // elements [begin, end) of a pass buffer
+  void cover(std::uint64_t b, std::uint64_t e) {
+    if (e <= b) return;
+    if (end <= begin) begin = b, end = e;
+    begin = std::min(begin, b), end = std::max(end, e);
+  }
+  bool empty() const { return end <= begin; }
+};
+
+// The parts of a pass's Input, Output and Scratch that member m touches.
+struct Extents {
+  Extent of[3];
+  Extent& operator[](Buffer b) { return of[static_cast<int>(b)]; }
+};
+
+std::optional<std::string> check_ring(const RingPass& p) {
+  const int n = p.members();
+  if (p.channels() < 1) return "a ring pass without channels";
+  if (!p.reduce_scatter && !p.allgather) return "a ring pass with neither reduce-scatter nor allgather";
+  if (static_cast<int>(p.position.size()) != p.channels()) return "ring positions missing for some channels";
+  for (int c = 0; c < p.channels(); ++c) {
+    if (static_cast<int>(p.rings[c].size()) != n || static_cast<int>(p.position[c].size()) != n)
+      return fmt::format("ring {} has {} members, the pass {}", c, p.rings[c].size(), n);
+    for (int i = 0; i < n; ++i) {
+      const int m = p.rings[c][i];
+      if (m < 0 || m >= n || p.position[c][m] != i)
+        return fmt::format("ring {} is not a permutation of the {} members (position {} holds {})", c, n, i,
+                           m);
+    }
+  }
+  const std::uint64_t slice = partition(partition(p.count, n, 0).count, p.channels(), 0).count;
+  if (p.chunk_elems > 0 && (slice + p.chunk_elems - 1) / p.chunk_elems > INT_MAX)
+    return fmt::format("{} pipeline chunks of {} elements per block slice: too many", slice / p.chunk_elems,
+                       p.chunk_elems);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_tree(const TreePass& p) {
+  const int n = p.members();
+  if (p.channels() < 1) return "a tree pass without channels";
+  for (int c = 0; c < p.channels(); ++c) {
+    const Tree& t = p.trees[c];
+    if (static_cast<int>(t.parent.size()) != n || static_cast<int>(t.children.size()) != n)
+      return fmt::format("tree {} spans {} members, the pass {}", c, t.parent.size(), n);
+    if (t.root < 0 || t.root >= n || t.parent[t.root] != -1)
+      return fmt::format("tree {}: bad root {}", c, t.root);
+    // Children lists mirror the parents, and a walk from the root reaches every member exactly once.
+    std::vector<std::uint8_t> seen(n, 0);
+    std::vector<int> queue{t.root};
+    seen[t.root] = 1;
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      for (int child : t.children[queue[q]]) {
+        if (child < 0 || child >= n || t.parent[child] != queue[q] || seen[child])
+          return fmt::format("tree {}: member {} lists child {} whose parent is not it, or twice", c,
+                             queue[q], child);
+        seen[child] = 1;
+        queue.push_back(child);
+      }
+    }
+    if (static_cast<int>(queue.size()) != n)
+      return fmt::format("tree {} reaches {} of {} members from its root", c, queue.size(), n);
+  }
+  const std::uint64_t slice = partition(p.count, p.channels(), 0).count;
+  if (p.chunk_elems > 0 && (slice + p.chunk_elems - 1) / p.chunk_elems > INT_MAX)
+    return "too many pipeline chunks per slice";
+  return std::nullopt;
+}
+
+Extents ring_extents(const RingPass& p, int m) {
+  Extents e;
+  const std::uint64_t own = partition(p.count, p.members(), m).count;
+  auto use = [&](const RolePlace& role) { e[role.buffer].cover(0, role.own_block_relative ? own : p.count); };
+  if (p.reduce_scatter) use(p.contribution), use(p.reduced);
+  if (p.reduce_scatter && p.members() > 1) use(p.partial);
+  if (p.allgather) use(p.reduced), use(p.gathered);
+  return e;
+}
+
+// Where a pass's input sits in its output (or the output in its input) when they share a buffer: the
+// collective's in-place layout.
+struct InPlace {
+  bool input_inside_output;  // allgather: the member's block of the output
+  std::uint64_t offset;
+};
+InPlace in_place_layout(const Pass& pass, int m) {
+  if (const auto* ring = std::get_if<RingPass>(&pass)) {
+    const std::uint64_t own = partition(ring->count, ring->members(), m).offset;
+    if (ring->reduce_scatter && !ring->allgather) return {false, own};
+    if (!ring->reduce_scatter) return {true, own};
+    return {true, 0};
+  }
+  if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
+    const CollectiveSpec& spec = ex->programs.spec;
+    return {spec.collective != Collective::ReduceScatter, in_place_offset(spec, m)};
+  }
+  return {true, 0};
+}
+
+std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane) {
+  const Pass& pass = *lane.pass;
+  for (int m = 0; m < static_cast<int>(lane.ranks.size()); ++m) {
+    const int r = lane.ranks[m];
+    Extents e;
+    if (const auto* ring = std::get_if<RingPass>(&pass)) {
+      e = ring_extents(*ring, m);
+      if (!e[Buffer::Scratch].empty() && e[Buffer::Scratch].end > ring->scratch_count)
+        return fmt::format("member {} uses {} scratch elements, the pass declares {}", m,
+                           e[Buffer::Scratch].end, ring->scratch_count);
+    } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
+      e[Buffer::Input].cover(0, tree->count);
+      e[Buffer::Output].cover(0, tree->count);
+    } else {
+      const CollectiveSpec& sub = std::get<ExplicitPass>(pass).programs.spec;
+      e[Buffer::Input].cover(0, input_count(sub, m));
+      e[Buffer::Output].cover(0, output_count(sub, m));
+    }
+    Extent global[2];  // the lane's input and output, in global elements
+    for (Buffer b : {Buffer::Input, Buffer::Output}) {
+      if (e[b].empty()) continue;
+      const BufferPlace& at = b == Buffer::Input ? lane.input : lane.output;
+      if (at.buffer == Buffer::Scratch) return fmt::format("member {}: a lane buffer placed in scratch", m);
+      const std::uint64_t base = at.offset_for(m);
+      const std::uint64_t size =
+          at.buffer == Buffer::Input ? input_count(s.spec, r) : output_count(s.spec, r);
+      if (base + e[b].end > size)
+        return fmt::format("member {} (rank {}): {}[{}, {}) lies outside the rank's {} of {} elements", m, r,
+                           to_string(at.buffer), base + e[b].begin, base + e[b].end, to_string(at.buffer),
+                           size);
+      global[b == Buffer::Input ? 0 : 1] = {base + e[b].begin, base + e[b].end};
+    }
+    if (lane.input.buffer == lane.output.buffer && !global[0].empty() && !global[1].empty() &&
+        global[0].begin < global[1].end && global[1].begin < global[0].end) {
+      const InPlace layout = in_place_layout(pass, m);
+      const std::uint64_t in_at = lane.input.offset_for(m), out_at = lane.output.offset_for(m);
+      const bool ok =
+          layout.input_inside_output ? in_at == out_at + layout.offset : out_at == in_at + layout.offset;
+      if (!ok)
+        return fmt::format(
+            "member {} (rank {}): the input at {}[{}] and the output at {}[{}] overlap outside "
+            "the in-place layout",
+            m, r, to_string(lane.input.buffer), in_at, to_string(lane.output.buffer), out_at);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth depth) {
+  if (s.world_size() < 1) return "the schedule has no ranks";
+  if (depth == VerifyDepth::All) {
+    require_within_memory_budget(
+        estimate_explicit_bytes(s),
+        fmt::format("verifying all {} ops of the explicit form", count_explicit_ops(s)),
+        "verify the compact form (drop --verify all), or use fewer ranks or channels");
+    return verify(to_explicit(s));
+  }
+  std::set<const Pass*> checked;  // lanes share passes: check each once
+  for (std::size_t p = 0; p < s.phases().size(); ++p) {
+    const auto& lanes = s.phases()[p].lanes;
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      const Lane& lane = lanes[l];
+      auto where = [&](const std::string& what) {
+        return fmt::format("phase {} lane {} ({} pass): {}", p, l, pass_name(*lane.pass), what);
+      };
+      if (checked.insert(lane.pass.get()).second) {
+        std::optional<std::string> error;
+        if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
+          error = check_ring(*ring);
+        else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
+          error = check_tree(*tree);
+        else
+          error = verify(std::get<ExplicitPass>(*lane.pass).programs);
+        if (error) return where(*error);
+      }
+      if (auto error = check_lane(s, lane)) return where(*error);
+    }
+  }
+  return std::nullopt;
+}
+
+VerifiedSchedule verify_compact(CompactSchedule schedule, VerifyDepth depth) {
+  if (auto error = check_compact(schedule, depth)) throw PlanError(*error);
+  return VerifiedSchedule(std::make_shared<const CompactSchedule>(std::move(schedule)), depth);
+}
+
+}  // namespace cclab

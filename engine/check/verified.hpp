@@ -1,0 +1,44 @@
+// Verified-ness as a type. A VerifiedSchedule can only be made by verify_compact, so a backend that takes one
+// never re-verifies. What is checked depends on the pass (shared/design.md, "The schedule IR"):
+// - ring and tree passes: O(C·P) preconditions: each ring is a permutation of the lane's members, each tree
+//   spans them once from one root, every role range lies inside the buffer the lane places it in, the
+//   places of a lane's input and output do not overlap except in the collective's in-place layout, and the
+//   scratch a pass uses is declared. Their correctness at any size rests on the exhaustive verification of
+//   their expansions in the planner matrix (tests/planner_matrix_test.cpp, tests/expansion_test.cpp).
+// - explicit passes: the full verifier (engine/verifier.hpp) on the pass's own programs.
+// - VerifyDepth::All (`--verify all`, the oracle): the whole schedule expanded and fully verified, within the
+//   memory budget (common/memory.hpp) or refused up front.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/ir/compact.hpp"
+
+namespace cclab {
+
+enum class VerifyDepth { Patterns, All };
+
+// nullopt when the schedule passes; else the first problem, naming the phase, lane and member.
+std::optional<std::string> check_compact(const CompactSchedule& schedule,
+                                         VerifyDepth depth = VerifyDepth::Patterns);
+
+class VerifiedSchedule {
+ public:
+  const CompactSchedule& compact() const { return *schedule_; }
+  const CompactSchedule* operator->() const { return schedule_.get(); }
+  VerifyDepth depth() const { return depth_; }
+
+ private:
+  friend VerifiedSchedule verify_compact(CompactSchedule schedule, VerifyDepth depth);
+  VerifiedSchedule(std::shared_ptr<const CompactSchedule> s, VerifyDepth depth)
+      : schedule_(std::move(s)), depth_(depth) {}
+  std::shared_ptr<const CompactSchedule> schedule_;
+  VerifyDepth depth_;
+};
+
+// Checks and wraps; PlanError with check_compact's message when the schedule fails.
+VerifiedSchedule verify_compact(CompactSchedule schedule, VerifyDepth depth = VerifyDepth::Patterns);
+
+}  // namespace cclab
