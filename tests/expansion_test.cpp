@@ -15,6 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "engine/check/verified.hpp"
+#include "engine/planners/patterns.hpp"
+#include "engine/planners/ring_pattern.hpp"
 #include "engine/registry.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
@@ -151,6 +156,99 @@ TEST(Expansion, EqualsTheExplicitPlannersOpForOp) {
     if (it->second != p.hash && ++mismatches <= 10) ADD_FAILURE() << "schedule differs: " << p.key;
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// The op count the memory guard relies on is exact, and every planner passes its preconditions (and, where
+// small, the full verifier on the expansion).
+TEST(Compact, OpCountAndPreconditionsForEveryPlanner) {
+  for (const Algorithm& a : algorithms()) {
+    for (const std::string& preset : {std::string("pcie_server:5,gpus=1"), std::string("dgx_a100:2"),
+                                      std::string("pcie_server:3,gpus=3")}) {
+      const topo::Topology t = topo::make_preset(preset);
+      PlanOptions o;
+      o.chunk_bytes = 64;
+      const CollectiveSpec spec =
+          spec_for(t, a.collective, 41ULL * t.gpus().size() + 3, DType::F32, ReduceOp::Sum, 1);
+      if (!a.supports(spec, t, o).ok) continue;
+      const CompactSchedule s = a.compact(spec, t, o);
+      const std::string what = fmt::format("{} {} on {}", to_string(a.collective), a.name, preset);
+      EXPECT_EQ(count_explicit_ops(s), to_explicit(s).num_ops()) << what;
+      EXPECT_EQ(check_compact(s), std::nullopt) << what;
+      EXPECT_EQ(check_compact(s, VerifyDepth::All), std::nullopt) << what;
+    }
+  }
+}
+
+CompactSchedule ring4() {
+  CollectiveSpec spec;
+  spec.world_size = 4;
+  spec.count = 40;
+  return one_lane(spec, "ring", planners::ring_allreduce_pass(planners::identity_rings(4, 2), 40, 0));
+}
+
+void expect_rejected(const CompactSchedule& s, const std::string& needle) {
+  const auto error = check_compact(s);
+  ASSERT_TRUE(error) << "accepted";
+  EXPECT_NE(error->find(needle), std::string::npos) << *error;
+  EXPECT_THROW(verify_compact(s), PlanError);
+}
+
+TEST(Preconditions, RejectBrokenRingsTreesAndPlacements) {
+  ASSERT_EQ(check_compact(ring4()), std::nullopt);
+  {  // a ring that visits member 1 twice
+    RingPass p = planners::ring_allreduce_pass(planners::identity_rings(4, 1), 40, 0);
+    p.rings[0] = {0, 1, 1, 3};
+    CollectiveSpec spec = ring4().spec;
+    expect_rejected(one_lane(spec, "ring", p), "not a permutation");
+  }
+  {  // a tree with a cycle: 1 and 2 each other's parent, unreachable from the root
+    TreePass p;
+    p.count = 40;
+    p.trees.push_back(tree_from_parents({-1, 2, 1, 0}));
+    expect_rejected(one_lane(ring4().spec, "tree", p), "reaches 2 of 4");
+  }
+  {  // a lane that places the output past the end of the buffer
+    CompactSchedule s(ring4().spec, "ring");
+    auto pass =
+        std::make_shared<const Pass>(planners::ring_allreduce_pass(planners::identity_rings(4, 1), 40, 0));
+    s.add_lane(Lane{{0, 1, 2, 3}, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output, 1}, pass});
+    expect_rejected(s, "outside the rank's output");
+  }
+  {  // input and output overlapping, shifted: not the in-place layout of an allreduce
+    CollectiveSpec spec = ring4().spec;
+    spec.count = 80;
+    CompactSchedule s(spec, "ring");
+    auto pass =
+        std::make_shared<const Pass>(planners::ring_allreduce_pass(planners::identity_rings(4, 1), 40, 0));
+    s.add_lane(Lane{{0, 1, 2, 3}, BufferPlace{Buffer::Output, 0}, BufferPlace{Buffer::Output, 10}, pass});
+    expect_rejected(s, "overlap outside the in-place layout");
+  }
+  {  // a rank in two lanes of one phase is a planner bug, caught when the lane is added
+    CompactSchedule s(ring4().spec, "ring");
+    auto pass =
+        std::make_shared<const Pass>(planners::ring_allreduce_pass(planners::identity_rings(2, 1), 40, 0));
+    s.add_lane(Lane{{0, 1}, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output}, pass});
+    EXPECT_THROW(s.add_lane(Lane{{1, 2}, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output}, pass}),
+                 PlanError);
+  }
+}
+
+TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
+  const topo::Topology t = testing::flat_topology(64);
+  PlanOptions o;
+  o.chunk_bytes = 64;
+  const CompactSchedule s = find_algorithm(Collective::AllReduce, "ring")
+                                ->compact(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, o);
+  set_memory_budget_bytes(std::uint64_t{64} << 20);
+  try {
+    (void)to_explicit(s);
+    ADD_FAILURE() << "expanded " << count_explicit_ops(s) << " ops within a 64 MiB budget";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the memory budget"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_compact(s, VerifyDepth::All), ConfigError);
+  EXPECT_EQ(check_compact(s), std::nullopt);  // the compact checks need no expansion
+  set_memory_budget_bytes(0);
 }
 
 }  // namespace
