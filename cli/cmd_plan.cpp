@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/cost.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/registry.hpp"
 #include "engine/schedule_json.hpp"
 #include "engine/trace.hpp"
@@ -46,40 +47,34 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& ro
   }
 }
 
-// The explicit form's figures (steps, bytes per rank, α-β time) come from a walk of every op; they are
-// printed when the explicit form fits the memory budget, and said to be skipped otherwise.
-void print_explicit_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
-                            const CostParams& cost) {
-  const std::uint64_t need = estimate_explicit_bytes(s);
-  if (need > memory_budget_bytes()) {
-    fmt::print(
-        "steps, bytes per rank, α-β time: skipped: the explicit walk needs about {:.1f} GB, more than the "
-        "memory budget of {:.1f} GB (--memory-budget)\n",
-        need / 1e9, memory_budget_bytes() / 1e9);
-    if (!args.timeline.empty() || !args.dump.empty())
-      require_within_memory_budget(need, "--timeline / --dump (explicit form)",
-                                   "drop them or raise the budget");
-    return;
+// Steps, bytes per rank and the α-β time, from the compact form; the timeline and the dump need the explicit
+// form (within the memory budget).
+void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
+                   const CostParams& cost) {
+  std::optional<RunResult> modelled;
+  try {
+    fmt::print("steps: {}\n", count_compact_steps(s));
+    modelled = estimate_compact_cost(s, topology, cost);
+  } catch (const ConfigError& e) {
+    fmt::print("steps, α-β time: skipped: {}\n", e.what());
   }
-  const Schedule x = to_explicit(s);
-  const auto bytes = bytes_sent_per_rank(x);
+  const auto bytes = compact_bytes_sent(s);
   const auto [min_bytes, max_bytes] = std::minmax_element(bytes.begin(), bytes.end());
   const double mean_bytes =
       std::accumulate(bytes.begin(), bytes.end(), 0.0) / std::max<std::size_t>(1, bytes.size());
-  std::size_t max_ops = 0;
-  for (const auto& p : x.ranks)
-    max_ops = std::max(max_ops, p.ops.size());
-  fmt::print("ops: {} in total, at most {} on a rank\n", x.num_ops(), max_ops);
-  fmt::print("steps: {}\n", count_steps(x));
   fmt::print("bytes sent per rank: mean {}, min {}, max {} (S = {})\n",
              format_size(static_cast<std::uint64_t>(mean_bytes)), format_size(*min_bytes),
              format_size(*max_bytes), format_size(s.spec.bytes()));
-  const RunResult modelled = estimate_cost(x, topology, cost);
-  const double algbw = modelled.total_s > 0 ? s.spec.bytes() / modelled.total_s / 1e9 : 0;
-  fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled.total_s), algbw,
-             algbw * busbw_factor(s.spec.collective, s.spec.world_size));
+  if (modelled) {
+    const double algbw = modelled->total_s > 0 ? s.spec.bytes() / modelled->total_s / 1e9 : 0;
+    fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled->total_s),
+               algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size));
+  }
+  if (args.timeline.empty() && args.dump.empty()) return;
+  const Schedule x = to_explicit(s);
   if (!args.timeline.empty()) {
-    write_chrome_trace_file(x, modelled, args.timeline, TraceOptions{"alpha-beta", 0});
+    write_chrome_trace_file(x, estimate_cost(x, topology, cost), args.timeline,
+                            TraceOptions{"alpha-beta", 0});
     fmt::print("α-β timeline written to {}\n", args.timeline);
   }
   if (!args.dump.empty()) {
@@ -133,12 +128,13 @@ void run_plan(const PlanArgs& args) {
       shown.ranks[r] = expand(s, r);
     fmt::print("{}", format_schedule_ops(shown, ranks));
   }
-  fmt::print("explicit form: {} ops (expanded on demand, one rank at a time)\n", count_explicit_ops(s));
+  fmt::print("ops: {} in total (the explicit form, expanded on demand, one rank at a time)\n",
+             count_explicit_ops(s));
   fmt::print("verify: OK, {} (plan {:.3f} s, verify {:.3f} s)\n",
              depth == VerifyDepth::All ? "every op, out-of-place and in-place"
                                        : "ring/tree preconditions, explicit passes in full",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-  print_explicit_figures(args, s, topology, cost);
+  print_figures(args, s, topology, cost);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/cost.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/registry.hpp"
 #include "engine/trace.hpp"
 #include "engine/verifier.hpp"
@@ -85,16 +86,15 @@ class CollectiveTimes {
       ++stats_.checked;
       if (full) ++stats_.verified;
     }
-    const Schedule explicit_form = to_explicit(*planned.schedule);
     double seconds = 0;
     if (backend == TimeBackend::Sim) {
 #if CCLAB_HAVE_SIMGRID
-      seconds = sim::simulate(explicit_form, *p.topology).total_s;
+      seconds = sim::simulate(to_explicit(*planned.schedule), *p.topology).total_s;
 #else
       throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
 #endif
     } else {
-      seconds = estimate_cost(explicit_form, *p.topology).total_s;
+      seconds = estimate_compact_cost(*planned.schedule, *p.topology).total_s;
     }
     return cache_.emplace(key, seconds).first->second;
   }

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/memory.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/planners/chain_broadcast.hpp"
 #include "engine/planners/chain_reduce.hpp"
 #include "engine/planners/halving_doubling_allreduce.hpp"
@@ -216,17 +217,12 @@ std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology
   for (const Algorithm* a : algorithms_for(spec.collective)) {
     CostRow row{a->name, a->supports(spec, topology, options), 0};
     if (row.support.ok) {
-      // The α-β model walks the explicit form; a candidate whose walk would not fit the memory budget is
-      // reported as not costed instead of failing the whole table.
-      const CompactSchedule plan = a->compact(spec, topology, options);
-      const std::uint64_t need = estimate_explicit_bytes(plan);
-      if (need > memory_budget_bytes()) {
-        row.support = Support::no(fmt::format(
-            "not costed: the α-β walk of its {} explicit ops needs about {:.1f} GB, more than the memory "
-            "budget of {:.1f} GB",
-            count_explicit_ops(plan), need / 1e9, memory_budget_bytes() / 1e9));
-      } else {
-        row.time_s = estimate_cost(to_explicit(plan), topology, cost).total_s;
+      // On the compact form; a candidate whose model would not fit the memory budget (a tree lane walked as
+      // ops, the send table of a huge ring) is reported as not costed instead of failing the whole table.
+      try {
+        row.time_s = estimate_compact_cost(a->compact(spec, topology, options), topology, cost).total_s;
+      } catch (const ConfigError& e) {
+        row.support = Support::no(fmt::format("not costed: {}", e.what()));
       }
     }
     rows.push_back(row);

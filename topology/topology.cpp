@@ -46,6 +46,22 @@ std::int64_t hop_cost_ps(const Link& link) {
       std::min((link.latency_s + kRouteProbeBytes / link.bandwidth_Bps) * 1e12, kMaxHopCost_ps));
 }
 
+// Stops route()'s Dijkstra once every vertex as close to the target as the source is settled.
+struct Settled {};
+struct StopPastSource : boost::default_dijkstra_visitor {
+  VertexId source = 0;
+  const std::vector<std::int64_t>* dist = nullptr;
+  std::int64_t* stop_above = nullptr;
+  template <typename V, typename G>
+  void examine_vertex(V v, const G&) const {
+    if ((*dist)[v] > *stop_above) throw Settled{};
+  }
+  template <typename V, typename G>
+  void finish_vertex(V v, const G&) const {
+    if (v == source) *stop_above = (*dist)[v];
+  }
+};
+
 // FNV-1a: stable across runs and platforms, unlike std::hash.
 std::uint64_t stable_hash(std::string_view a, std::string_view b) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -255,12 +271,26 @@ Route Topology::route(VertexId from, VertexId to) const {
       [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
 
   // Distances to `to` (links are symmetric, so a search from `to` gives them), then walk from `from`.
+  // The search stops once every vertex as close to `to` as `from` is settled: the walk below only steps to
+  // vertices closer to `to` than the one it is at (or as close, over a free hop), and those are all settled
+  // by then, so the route is the one a full search gives. On a 4,096-GPU fabric this is most of the
+  // difference between seconds and minutes for the α-β model of a ring, whose neighbours are mostly in one
+  // node.
   std::vector<std::int64_t> dist(num_vertices());
-  boost::dijkstra_shortest_paths(view, to,
-                                 boost::weight_map(weight)
-                                     .distance_map(boost::make_iterator_property_map(
-                                         dist.begin(), boost::get(boost::vertex_index, graph_)))
-                                     .distance_inf(std::numeric_limits<std::int64_t>::max()));
+  std::int64_t stop_above = std::numeric_limits<std::int64_t>::max();
+  StopPastSource stop;
+  stop.source = from;
+  stop.dist = &dist;
+  stop.stop_above = &stop_above;
+  try {
+    boost::dijkstra_shortest_paths(view, to,
+                                   boost::weight_map(weight)
+                                       .distance_map(boost::make_iterator_property_map(
+                                           dist.begin(), boost::get(boost::vertex_index, graph_)))
+                                       .distance_inf(std::numeric_limits<std::int64_t>::max())
+                                       .visitor(stop));
+  } catch (const Settled&) {
+  }
   if (dist[from] == std::numeric_limits<std::int64_t>::max()) {
     throw ConfigError(
         fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));

@@ -1,0 +1,164 @@
+#include "engine/model/compact_cost.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "engine/ir/passes.hpp"
+#include "engine/model/ring_timing.hpp"
+#include "engine/model/walk.hpp"
+
+namespace cclab {
+namespace {
+
+// Every connection the expansion would use, in global ranks, without expanding ring and tree passes.
+void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
+  for (const Phase& phase : s.phases()) {
+    for (const Lane& lane : phase.lanes) {
+      const auto& g = lane.ranks;
+      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
+        const int n = ring->members();
+        if (n < 2) continue;
+        for (int c = 0; c < ring->channels(); ++c)
+          for (int i = 0; i < n; ++i)
+            costs.add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
+      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
+        for (int c = 0; c < tree->channels(); ++c) {
+          const Tree& t = tree->trees[c];
+          for (std::size_t m = 0; m < t.parent.size(); ++m) {
+            if (t.parent[m] < 0) continue;
+            costs.add(g[m], g[t.parent[m]], 2 * c);
+            costs.add(g[t.parent[m]], g[m], 2 * c + 1);
+          }
+        }
+      } else {
+        add_connections(std::get<ExplicitPass>(*lane.pass).programs, costs, WalkFrame{g, {}});
+      }
+    }
+  }
+}
+
+// A tree or explicit lane, expanded (within the memory budget) and walked from its members' ready times.
+std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::span<const double> ready,
+                              const ConnectionCosts* costs, const CostParams& params) {
+  const Pass& pass = *lane.pass;
+  const Schedule* programs = nullptr;
+  Schedule expanded;
+  if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
+    programs = &ex->programs;
+  } else {
+    const auto& tree = std::get<TreePass>(pass);
+    require_within_memory_budget(
+        pass_op_count(pass) * 140,
+        fmt::format("the α-β walk of a {}-member tree lane ({} ops)", tree.members(), pass_op_count(pass)),
+        "use fewer channels or a larger --chunk");
+    CollectiveSpec spec = s.spec;
+    spec.collective = Collective::AllReduce;
+    spec.world_size = tree.members();
+    spec.count = tree.count;
+    spec.root = 0;
+    expanded = empty_schedule(spec, "tree");
+    for (int m = 0; m < tree.members(); ++m)
+      expand_tree_pass(tree, m, expanded.ranks[m]);
+    programs = &expanded;
+  }
+  const WalkFrame frame{lane.ranks, ready};
+  const RunResult run =
+      costs ? walk_alpha_beta(*programs, *costs, params, frame) : walk_steps(*programs, frame);
+  std::vector<double> end(ready.begin(), ready.end());
+  for (std::size_t m = 0; m < end.size(); ++m)
+    end[m] = std::max(end[m], run.rank_end_s[m]);
+  return end;
+}
+
+// The rank end times of the whole schedule, phase by phase: a lane starts from its members' ends so far.
+std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCosts* costs,
+                                  const CostParams& params) {
+  std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), 0.0);
+  RingTimingModel ring_model{costs == nullptr, costs, params,
+                             static_cast<double>(dtype_size_bytes(s.spec.dtype))};
+  std::vector<double> ready;
+  for (const Phase& phase : s.phases()) {
+    for (const Lane& lane : phase.lanes) {
+      ready.resize(lane.ranks.size());
+      for (std::size_t m = 0; m < ready.size(); ++m)
+        ready[m] = rank_end[lane.ranks[m]];
+      const std::vector<double> end =
+          std::holds_alternative<RingPass>(*lane.pass)
+              ? time_ring_pass(std::get<RingPass>(*lane.pass), lane.ranks, ready, ring_model)
+              : walk_lane(s, lane, ready, costs, params);
+      for (std::size_t m = 0; m < end.size(); ++m)
+        rank_end[lane.ranks[m]] = end[m];
+    }
+  }
+  return rank_end;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
+  std::vector<std::uint64_t> bytes(static_cast<std::size_t>(s.world_size()), 0);
+  const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
+  for (const Phase& phase : s.phases()) {
+    for (const Lane& lane : phase.lanes) {
+      const auto& g = lane.ranks;
+      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
+        const int n = ring->members(), channels = ring->channels();
+        if (n < 2) continue;
+        for (int c = 0; c < channels; ++c) {
+          auto slice = [&](int owner) {
+            return partition(partition(ring->count, n, owner), channels, c).count;
+          };
+          std::uint64_t total = 0;
+          for (int owner = 0; owner < n; ++owner)
+            total += slice(owner);
+          for (int i = 0; i < n; ++i) {
+            const int member = ring->rings[c][i];
+            // Reduce-scatter sends every block but the member's own; the allgather every block but the
+            // next member's (the one it receives last).
+            if (ring->reduce_scatter) bytes[g[member]] += (total - slice(member)) * elem;
+            if (ring->allgather) bytes[g[member]] += (total - slice(ring->rings[c][(i + 1) % n])) * elem;
+          }
+        }
+      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
+        for (int c = 0; c < tree->channels(); ++c) {
+          const std::uint64_t slice = partition(tree->count, tree->channels(), c).count * elem;
+          const Tree& t = tree->trees[c];
+          for (std::size_t m = 0; m < t.parent.size(); ++m)
+            bytes[g[m]] += slice * ((t.parent[m] >= 0 ? 1 : 0) + t.children[m].size());
+        }
+      } else {
+        const auto sent = bytes_sent_per_rank(std::get<ExplicitPass>(*lane.pass).programs);
+        for (std::size_t m = 0; m < sent.size(); ++m)
+          bytes[g[m]] += sent[m];
+      }
+    }
+  }
+  return bytes;
+}
+
+RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& topology,
+                                const CostParams& params) {
+  if (static_cast<int>(topology.gpus().size()) < s.world_size()) {
+    throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
+                                  topology.gpus().size(), s.world_size()));
+  }
+  ConnectionCosts costs(topology, s.params.lanes_per_channel);
+  declare_connections(s, costs);
+  costs.finish();
+  RunResult result;
+  result.rank_end_s = time_schedule(s, &costs, params);
+  for (double t : result.rank_end_s)
+    result.total_s = std::max(result.total_s, t);
+  result.bytes_sent = compact_bytes_sent(s);
+  return result;
+}
+
+int count_compact_steps(const CompactSchedule& s) {
+  const auto end = time_schedule(s, nullptr, CostParams{});
+  return static_cast<int>(end.empty() ? 0 : *std::max_element(end.begin(), end.end()));
+}
+
+}  // namespace cclab

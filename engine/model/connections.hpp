@@ -1,0 +1,42 @@
+// The α-β model's view of the network: one entry per connection (sender, receiver, IR channel, in global
+// ranks) with its route's latency and its share of bandwidth. Channels run concurrently and split a link
+// evenly; the phases of one channel (a ring's reduce-scatter and allgather, the steps of halving-doubling)
+// follow each other and do not. A planner may run each network channel as several IR channels (tree: up and
+// down): `lanes_per_channel` of them count once. Shared by the explicit walk (engine/cost.cpp) and the
+// compact recurrence (engine/model/compact_cost.cpp), so both see the same shares.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+struct ConnectionCost {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
+};
+
+class ConnectionCosts {
+ public:
+  ConnectionCosts(const topo::Topology& topology, int lanes_per_channel);
+
+  // Declares a connection; all of them before finish().
+  void add(int from_rank, int to_rank, int ir_channel);
+  // Routes every connection and splits each link among the network channels crossing it.
+  void finish();
+  const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
+  std::size_t size() const { return connections_.size(); }
+
+ private:
+  static std::uint64_t key(int a, int b, int channel) {
+    return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
+           static_cast<std::uint64_t>(channel);
+  }
+  const topo::Topology& topology_;
+  int lanes_;
+  std::unordered_map<std::uint64_t, ConnectionCost> connections_;
+};
+
+}  // namespace cclab

@@ -1,0 +1,87 @@
+// The α-β model and the step count on the compact form equal the explicit walk: every planner, world sizes
+// up to 64, chunked and unchunked, one to three channels, on flat worlds and on presets with several NICs,
+// NVLink and oversubscribed fabrics (so that links differ and are shared); bytes sent per rank too.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/cost.hpp"
+#include "engine/model/compact_cost.hpp"
+#include "engine/registry.hpp"
+#include "tests/harness.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+void expect_same(const Algorithm& a, const topo::Topology& t, std::uint64_t count, const PlanOptions& o,
+                 const CostParams& params) {
+  const CollectiveSpec spec =
+      spec_for(t, a.collective, count, DType::F32, ReduceOp::Sum, t.gpus().size() / 2);
+  if (!a.supports(spec, t, o).ok) return;
+  const std::string what =
+      fmt::format("{} {} on {}: count {} chunk {} channels {} inter {} reduce {}", to_string(a.collective),
+                  a.name, t.name(), count, o.chunk_bytes, o.channels, o.inter, params.reduce_Bps);
+  const CompactSchedule s = a.compact(spec, t, o);
+  const Schedule x = to_explicit(s);
+  const RunResult want = estimate_cost(x, t, params), got = estimate_compact_cost(s, t, params);
+  ASSERT_NEAR(got.total_s, want.total_s, 1e-9 * want.total_s) << what;
+  ASSERT_EQ(got.rank_end_s.size(), want.rank_end_s.size()) << what;
+  for (std::size_t r = 0; r < want.rank_end_s.size(); ++r)
+    ASSERT_NEAR(got.rank_end_s[r], want.rank_end_s[r], 1e-9 * want.total_s) << what << ", rank " << r;
+  ASSERT_EQ(got.bytes_sent, want.bytes_sent) << what;
+  ASSERT_EQ(count_compact_steps(s), count_steps(x)) << what;
+}
+
+class CompactCost : public ::testing::TestWithParam<int> {};
+
+TEST_P(CompactCost, EqualsTheExplicitWalkOnFlatWorlds) {
+  const int world = GetParam();
+  const topo::Topology t = testing::flat_topology(world);
+  for (const Algorithm& a : algorithms()) {
+    for (int channels : {1, 2, 3}) {
+      for (std::uint64_t chunk : {std::uint64_t{0}, std::uint64_t{64}}) {
+        PlanOptions o;
+        o.channels = channels;
+        o.chunk_bytes = chunk;
+        for (std::uint64_t count : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{13} * world + 5}) {
+          expect_same(a, t, count, o, CostParams{});
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, CompactCost, ::testing::Values(1, 2, 3, 5, 8, 11, 16, 31, 64));
+
+TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
+  const std::vector<std::string> presets = {"dgx_a100:{}", "dgx_h100:{},fabric=rail", "pcie_server:{},gpus=4",
+                                            "pcie_server:{},gpus=3,fabric=leaf_spine,leaf_size=2,oversub=2"};
+  CostParams no_reduction;
+  no_reduction.reduce_Bps = 0;
+  for (const std::string& pattern : presets) {
+    for (int nodes : {1, 2, 3, 5}) {
+      const topo::Topology t = topo::make_preset(fmt::format(fmt::runtime(pattern), nodes));
+      for (const Algorithm& a : algorithms()) {
+        for (const char* inter : {"ring", "tree"}) {
+          if (a.name != "hierarchical" && std::string(inter) == "tree") continue;
+          PlanOptions o;
+          o.chunk_bytes = 4096;
+          o.inter = inter;
+          const std::uint64_t count = 3000ULL * t.gpus().size() + 17;
+          expect_same(a, t, count, o, CostParams{});
+          if (HasFatalFailure()) return;
+          expect_same(a, t, count, PlanOptions{.chunk_bytes = 1 << 20, .channels = 0, .inter = inter},
+                      no_reduction);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cclab
