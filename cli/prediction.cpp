@@ -80,8 +80,8 @@ class CollectiveTimes {
     ++stats_.schedules;
     // Every schedule passes the compact checks (O(C·P) for ring and tree passes); small ones are also
     // expanded and fully verified.
-    if (verify_.max_ops > 0) {
-      const bool full = count_explicit_ops(*planned.schedule) <= verify_.max_ops;
+    if (verify_.check) {
+      const bool full = count_explicit_ops(*planned.schedule) <= verify_.full_up_to_ops;
       (void)verify_compact(*planned.schedule, full ? VerifyDepth::All : VerifyDepth::Patterns);
       ++stats_.checked;
       if (full) ++stats_.verified;

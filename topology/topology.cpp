@@ -99,6 +99,7 @@ LinkModel Topology::default_link_model(LinkKind kind) {
 }
 
 void Topology::set_link_model(LinkKind kind, const LinkModel& model) {
+  forget_routes();
   if (!(model.efficiency > 0 && model.efficiency <= 1)) {
     throw ConfigError(
         fmt::format("{} efficiency must be in (0, 1] (got {})", to_string(kind), model.efficiency));
@@ -134,6 +135,7 @@ std::optional<LinkKind> parse_link_kind(std::string_view text) {
 }
 
 VertexId Topology::add_vertex(Vertex vertex) {
+  forget_routes();
   if (find(vertex.name)) throw ConfigError(fmt::format("duplicate vertex name '{}'", vertex.name));
   if (vertex.kind == VertexKind::Gpu && (vertex.node < 0 || vertex.local_rank < 0)) {
     throw ConfigError(fmt::format("GPU '{}' needs a node >= 0 and a local_rank >= 0", vertex.name));
@@ -156,6 +158,7 @@ VertexId Topology::add_vertex(Vertex vertex) {
 }
 
 void Topology::degrade_link(std::size_t link, double bandwidth_factor, double extra_latency_s) {
+  forget_routes();
   Link& l = links_.at(link);
   if (!(bandwidth_factor > 0 && bandwidth_factor <= 1) || extra_latency_s < 0)
     throw ConfigError(fmt::format(
@@ -165,6 +168,7 @@ void Topology::degrade_link(std::size_t link, double bandwidth_factor, double ex
 }
 
 void Topology::fail_link(std::size_t link) {
+  forget_routes();
   links_.at(link);  // range check
   failed_.resize(links_.size(), false);
   failed_[link] = true;
@@ -177,6 +181,7 @@ std::string Topology::link_name(std::size_t link) const {
 
 std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps,
                                double latency_s) {
+  forget_routes();
   if (a >= num_vertices() || b >= num_vertices() || a == b) {
     throw ConfigError(fmt::format("a link must join two distinct vertices (got {} and {})", a, b));
   }
@@ -256,6 +261,20 @@ std::optional<VertexId> Topology::unreachable_gpu(VertexId gpu) const {
 }
 
 Route Topology::route(VertexId from, VertexId to) const {
+  // The α-β model asks for the same pairs for every candidate algorithm and bucket size.
+  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+  const std::shared_ptr<RouteCache> cache = route_cache_;
+  {
+    const std::lock_guard<std::mutex> lock(cache->mutex);
+    if (auto it = cache->routes.find(key); it != cache->routes.end()) return it->second;
+  }
+  Route result = compute_route(from, to);
+  const std::lock_guard<std::mutex> lock(cache->mutex);
+  cache->routes.emplace(key, result);
+  return result;
+}
+
+Route Topology::compute_route(VertexId from, VertexId to) const {
   Route result;
   result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
   if (from == to) return result;

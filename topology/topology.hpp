@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -147,6 +149,8 @@ class Topology {
  private:
   std::string name_;
   Graph graph_;
+  Route compute_route(VertexId from, VertexId to) const;
+
   std::vector<Link> links_;
   std::vector<bool> failed_;  // per link, what-if failures
   std::unordered_map<std::string, VertexId> by_name_;
@@ -158,6 +162,15 @@ class Topology {
   std::vector<int> nic_index_;  // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;
   std::set<int> node_ids_;  // indices need not be dense: a file may number nodes as it likes
+
+  // Routes already computed. Every change to the graph or its links starts a fresh cache; copies share one
+  // until either changes (faults copy a topology, then degrade or fail links on the copy).
+  struct RouteCache {
+    std::mutex mutex;
+    std::unordered_map<std::uint64_t, Route> routes;
+  };
+  mutable std::shared_ptr<RouteCache> route_cache_ = std::make_shared<RouteCache>();
+  void forget_routes() { route_cache_ = std::make_shared<RouteCache>(); }
 };
 
 }  // namespace cclab::topo
