@@ -30,6 +30,7 @@ struct PlanArgs {
   std::string timeline;
   int show_ops = 0;
   std::string verify = "patterns";
+  std::string cost = "auto";
   std::string memory_budget;
 };
 
@@ -52,11 +53,25 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& ro
 void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
                    const CostParams& cost) {
   std::optional<RunResult> modelled;
-  try {
-    fmt::print("steps: {}\n", count_compact_steps(s));
-    modelled = estimate_compact_cost(s, topology, cost);
-  } catch (const ConfigError& e) {
-    fmt::print("steps, α-β time: skipped: {}\n", e.what());
+  // Costing is routing plus the recurrence: on a 16,384-GPU fabric that is minutes, not the milliseconds the
+  // plan took, so by default it is skipped past a bound (measured here: about 30 ns per route and topology
+  // vertex, 4 ns per recurrence cell, 0.2 µs per walked op), with the reason.
+  const CostWork work = estimate_cost_work(s);
+  const double estimate_s = 3e-8 * static_cast<double>(work.routes) * topology.num_vertices() +
+                            4e-9 * static_cast<double>(work.ring_cells) +
+                            2e-7 * static_cast<double>(work.walked_ops);
+  if (args.cost == "auto" && estimate_s > 20) {
+    fmt::print(
+        "steps, α-β time: skipped: about {:.0f} s of work ({} routes over {} vertices, {} recurrence cells, "
+        "{} ops to walk); --cost always computes them\n",
+        estimate_s, work.routes, topology.num_vertices(), work.ring_cells, work.walked_ops);
+  } else if (args.cost != "never") {
+    try {
+      fmt::print("steps: {}\n", count_compact_steps(s));
+      modelled = estimate_compact_cost(s, topology, cost);
+    } catch (const ConfigError& e) {
+      fmt::print("steps, α-β time: skipped: {}\n", e.what());
+    }
   }
   const auto bytes = compact_bytes_sent(s);
   const auto [min_bytes, max_bytes] = std::minmax_element(bytes.begin(), bytes.end());
@@ -153,6 +168,11 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--verify", args->verify,
                   "patterns: O(C·P) checks of ring and tree passes, the full verifier on explicit ones; all: "
                   "expand every rank and verify every op (the oracle)")
+      ->capture_default_str();
+  cmd->add_option(
+         "--cost", args->cost,
+         "steps and α-β time: auto (skipped when they would take more than about 20 s), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_option("--memory-budget", args->memory_budget,
                   "refuse work that would materialize more than this (default: a quarter of RAM)");

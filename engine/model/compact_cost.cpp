@@ -1,6 +1,7 @@
 #include "engine/model/compact_cost.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -96,7 +97,52 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   return rank_end;
 }
 
+// Collects the connections' rank pairs (without routing them).
+class PairCounter {
+ public:
+  void add(int a, int b, int) {
+    pairs_.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
+  }
+  std::uint64_t size() const { return pairs_.size(); }
+
+ private:
+  std::unordered_set<std::uint64_t> pairs_;
+};
+
 }  // namespace
+
+CostWork estimate_cost_work(const CompactSchedule& s) {
+  CostWork work;
+  PairCounter pairs;
+  for (const Phase& phase : s.phases()) {
+    for (const Lane& lane : phase.lanes) {
+      const auto& g = lane.ranks;
+      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
+        const std::uint64_t n = ring->members();
+        work.ring_cells += ring->channels() * n * n * ring->rounds() *
+                           ((ring->reduce_scatter ? 1 : 0) + (ring->allgather ? 1 : 0));
+        if (n < 2) continue;
+        for (int c = 0; c < ring->channels(); ++c)
+          for (std::uint64_t i = 0; i < n; ++i)
+            pairs.add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
+      } else {
+        work.walked_ops += pass_op_count(*lane.pass);
+        if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
+          for (const Tree& t : tree->trees)
+            for (std::size_t m = 0; m < t.parent.size(); ++m)
+              if (t.parent[m] >= 0) pairs.add(g[m], g[t.parent[m]], 0), pairs.add(g[t.parent[m]], g[m], 0);
+        } else {
+          const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
+          for (int a = 0; a < programs.world_size(); ++a)
+            for (const Op& op : programs.ranks[a].ops)
+              if (op.kind == OpKind::Send) pairs.add(g[a], g[op.peer], 0);
+        }
+      }
+    }
+  }
+  work.routes = pairs.size();
+  return work;
+}
 
 std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   std::vector<std::uint64_t> bytes(static_cast<std::size_t>(s.world_size()), 0);

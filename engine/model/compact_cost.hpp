@@ -25,6 +25,16 @@ RunResult estimate_compact_cost(const CompactSchedule& schedule, const topo::Top
                                 const CostParams& params = {});
 int count_compact_steps(const CompactSchedule& schedule);
 
+// What costing the schedule takes, counted in O(connections): the distinct rank pairs to route (each a
+// shortest-path search over the topology), the ring recurrence's cells, the ops of tree and explicit lanes
+// walked one by one. `cclab plan` skips the α-β figures when they would take long, and says why.
+struct CostWork {
+  std::uint64_t routes = 0;
+  std::uint64_t ring_cells = 0;
+  std::uint64_t walked_ops = 0;
+};
+CostWork estimate_cost_work(const CompactSchedule& schedule);
+
 // Bytes each rank sends, from the passes (O(C·P) for ring and tree passes).
 std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& schedule);
 
