@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wall time of one training-step what-if (`cclab predict`, ResNet-50 on DGX A100, α-β backend) per algorithm
-# and GPU count: how prediction cost grows with the world. Each cell is one process: plan, verify (schedules
-# up to 1M ops), and time the 5 DDP buckets of one step.
+# and GPU count: how prediction cost grows with the world. Each cell is one process: plan, the compact checks,
+# and the α-β time of the 5 DDP buckets of one step, on the compact form.
 # Usage: bench/predict_scale.sh [BUILD_DIR] [MAX_NODES]      (8 GPUs per node; default up to 128 nodes)
 set -euo pipefail
 build=${1:-build}
