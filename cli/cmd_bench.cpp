@@ -22,7 +22,9 @@
 #include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/check/verified.hpp"
 #include "engine/cost.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/registry.hpp"
 #include "engine/verifier.hpp"
 #include "real/check_data.hpp"
@@ -177,7 +179,8 @@ class Bench {
       std::uint64_t wrong = 0;
       for (const std::uint64_t bytes : sizes) {
         const CollectiveSpec spec = spec_for(*topology_, collective_, bytes / elem, dtype_, op_, args_.root);
-        std::optional<Schedule> schedule;
+        std::optional<Schedule> schedule;  // this rank's row only: a rank never expands the others
+        std::optional<VerifiedSchedule> verified;
         if (name == "gloo") {
 #if CCLAB_HAVE_GLOO
           if (auto why = real::GlooCollectives::unsupported(spec)) {
@@ -193,19 +196,20 @@ class Bench {
           }
 #endif
         } else if (name != "mpi") {
-          Planned planned = plan_collective(spec, *topology_, name, options_);
+          PlannedCompact planned = plan_compact(spec, *topology_, name, options_);
           if (!planned.schedule) {
             print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, planned.reason);
             continue;
           }
-          verify_or_throw(*planned.schedule);
-          schedule = std::move(planned.schedule);
+          verified = verify_compact(std::move(*planned.schedule));
+          schedule = own_row(verified->compact(), world_.rank());
         }
         const Measured out = measure(spec, name, schedule, false), in = measure(spec, name, schedule, true);
         const double factor = busbw_factor(collective_, world_.size());
         auto algbw = [&](double us) { return us > 0 ? bytes / us / 1e3 : 0.0; };
         Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
-        if (schedule && predict_topology_) r.predicted_us = predict_us(*schedule);
+        if (verified && predict_topology_ && world_.rank() == 0)
+          r.predicted_us = predict_us(verified->compact());
         print0(
             "{:>12} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} "
             "{:>6}",
@@ -336,11 +340,11 @@ class Bench {
   }
 
   // The same schedule's time on the --predict topology: SimGrid when built with it, else the α-β model.
-  double predict_us(const Schedule& schedule) {
+  double predict_us(const CompactSchedule& schedule) {
 #if CCLAB_HAVE_SIMGRID
-    return sim::simulate(schedule, *predict_topology_).total_s * 1e6;
+    return sim::simulate(to_explicit(schedule), *predict_topology_).total_s * 1e6;
 #else
-    return estimate_cost(schedule, *predict_topology_).total_s * 1e6;
+    return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
 #endif
   }
 

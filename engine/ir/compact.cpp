@@ -102,6 +102,14 @@ std::optional<CompactSchedule::Slot> CompactSchedule::slot(int phase, int rank) 
 
 namespace {
 
+// The typed parameters as the explicit form prints them.
+void render_params(const CompactSchedule& s, Schedule& out) {
+  out.params["chunk"] = std::to_string(s.params.chunk_bytes);
+  out.params["channels"] = std::to_string(s.params.channels ? *s.params.channels : s.num_ir_channels());
+  if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
+  if (s.params.inter) out.params["inter"] = *s.params.inter;
+}
+
 // IR channels a pass's expansion uses (1 + the highest).
 int ir_channels(const Pass& pass) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
@@ -189,10 +197,14 @@ Schedule to_explicit(const CompactSchedule& s) {
   Schedule out = empty_schedule(s.spec, s.algorithm);
   for (int r = 0; r < s.world_size(); ++r)
     out.ranks[r] = expand(s, r);
-  out.params["chunk"] = std::to_string(s.params.chunk_bytes);
-  out.params["channels"] = std::to_string(s.params.channels ? *s.params.channels : out.num_channels());
-  if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
-  if (s.params.inter) out.params["inter"] = *s.params.inter;
+  render_params(s, out);
+  return out;
+}
+
+Schedule own_row(const CompactSchedule& s, int rank) {
+  Schedule out = empty_schedule(s.spec, s.algorithm);
+  out.ranks.at(static_cast<std::size_t>(rank)) = expand(s, rank);
+  render_params(s, out);
   return out;
 }
 

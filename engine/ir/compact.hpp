@@ -161,6 +161,9 @@ Program expand(const CompactSchedule& schedule, int rank);
 // Every rank's program, with the params rendered for printing (engine/schedule.hpp's form). Memory grows as
 // the op count; callers at scale check estimate_explicit_bytes first.
 Schedule to_explicit(const CompactSchedule& schedule);
+// A schedule holding only `rank`'s program (the others empty), with the params rendered: what a real rank
+// runs. Its row is the same as to_explicit's.
+Schedule own_row(const CompactSchedule& schedule, int rank);
 // The explicit form as a single explicit pass, for schedules that arrive explicit (loaded JSON).
 CompactSchedule from_explicit(Schedule schedule);
 
