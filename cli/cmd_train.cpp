@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/cost.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "real/mpi_transport.hpp"
 #include "real/train/train.hpp"
 #if CCLAB_HAVE_SIMGRID
@@ -26,16 +27,16 @@ struct TrainArgs {
 
 // The same schedule's time on the calibrated topology: SimGrid when built with it, else the α-β model; the
 // reduction throughput is what this machine measured (its CPU reduces, not a GPU).
-double predict_seconds(const Schedule& schedule, const topo::Topology& topology, double reduce_Bps) {
+double predict_seconds(const CompactSchedule& schedule, const topo::Topology& topology, double reduce_Bps) {
   CostParams cost;
   cost.reduce_Bps = reduce_Bps;
   cost.copy_Bps = 2 * reduce_Bps;
 #if CCLAB_HAVE_SIMGRID
   sim::SimParams params;
   params.compute = cost;
-  return sim::simulate(schedule, topology, params).total_s;
+  return sim::simulate(to_explicit(schedule), topology, params).total_s;
 #else
-  return estimate_cost(schedule, topology, cost).total_s;
+  return estimate_compact_cost(schedule, topology, cost).total_s;
 #endif
 }
 

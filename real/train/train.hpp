@@ -60,7 +60,7 @@ struct TrainOptions {
 
 // The simulator (or α-β model) behind the prediction column: time of `schedule` on `topology` with the
 // measured reduction throughput.
-using PredictFn = std::function<double(const Schedule&, const topo::Topology&, double reduce_Bps)>;
+using PredictFn = std::function<double(const CompactSchedule&, const topo::Topology&, double reduce_Bps)>;
 
 // Runs the training job on every rank of `world`, the engine's collectives over `transport` (MPI: CPU
 // tensors; NCCL: CUDA tensors, which needs a CUDA-enabled LibTorch). Returns the exit status: 0, or 1 when a

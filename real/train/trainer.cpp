@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/check/verified.hpp"
 #include "engine/reduce_kernels.hpp"
 #include "engine/registry.hpp"
 #include "engine/trace.hpp"
@@ -118,7 +119,8 @@ struct Bucket {
   std::int64_t count = 0;
   torch::Tensor flat, half;  // f32 gradients; their f16 copy under --fp16
   int arrived = 0;
-  std::optional<Schedule> schedule;  // the engine's plan, made once
+  std::optional<CompactSchedule> plan;  // the engine's plan, made and checked once
+  std::optional<Schedule> schedule;     // this rank's row of it: a rank never expands the others
   std::vector<double> seconds;       // measured allreduce time per step (rank 0)
 };
 
@@ -312,12 +314,13 @@ class Trainer {
     Bucket* bucket = current_;
     if (!bucket->schedule) {
       PlanOptions plan;
-      Planned planned = plan_collective(spec, *topology_, o_.algo, plan);
+      PlannedCompact planned = plan_compact(spec, *topology_, o_.algo, plan);
       if (!planned.schedule)
         throw ConfigError(
             fmt::format("--algo {}: no plan for {}: {}", o_.algo, describe(spec), planned.reason));
-      verify_or_throw(*planned.schedule);
-      bucket->schedule = std::move(planned.schedule);
+      const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule));
+      bucket->plan = verified.compact();
+      bucket->schedule = own_row(verified.compact(), rank_);
     }
     sync_device();
     run_rank(*bucket->schedule, transport_, nullptr, data, {true, o_.timeout_s}, &workspace_);
@@ -507,18 +510,19 @@ class Trainer {
     const CollectiveSpec spec =
         spec_for(*topology_, Collective::Broadcast, static_cast<std::uint64_t>(flat.numel()), DType::F32,
                  ReduceOp::Sum, 0);
-    Planned planned = plan_collective(spec, *topology_, "auto");
+    PlannedCompact planned = plan_compact(spec, *topology_, "auto");
     if (!planned.schedule) throw ConfigError(fmt::format("no broadcast plan: {}", planned.reason));
-    verify_or_throw(*planned.schedule);
+    const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule));
+    const Schedule own = own_row(verified.compact(), rank_);
     sync_device();
-    run_rank(*planned.schedule, transport_, nullptr, flat.data_ptr(), {true, o_.timeout_s}, &workspace_);
+    run_rank(own, transport_, nullptr, flat.data_ptr(), {true, o_.timeout_s}, &workspace_);
     torch::NoGradGuard no_grad;
     std::int64_t offset = 0;
     for (auto& p : params_) {
       p.copy_(flat.narrow(0, offset, p.numel()).view_as(p));
       offset += p.numel();
     }
-    print0("# parameters broadcast from rank 0 ({} algorithm, {})\n", planned.schedule->algorithm,
+    print0("# parameters broadcast from rank 0 ({} algorithm, {})\n", verified->algorithm,
            format_size(static_cast<std::uint64_t>(flat.numel()) * 4));
   }
 
@@ -755,7 +759,7 @@ class Trainer {
       std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
       const double in_training = t[t.size() / 2];
       const double measured = isolated[i];
-      const double predicted = predict_(*b.schedule, *calibrated, reduce_Bps);
+      const double predicted = predict_(*b.plan, *calibrated, reduce_Bps);
       const double error = (predicted - measured) / measured;
       const std::uint64_t bytes = static_cast<std::uint64_t>(b.count) * (o_.fp16 ? 2 : 4);
       if (bytes >= (1ULL << 20)) errors.push_back(std::abs(error));
