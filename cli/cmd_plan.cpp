@@ -27,6 +27,7 @@ struct PlanArgs {
   std::string algorithm = "auto";
   std::string size = "1GiB";
   std::string dump;
+  std::string dump_explicit;
   std::string timeline;
   int show_ops = 0;
   std::string verify = "patterns";
@@ -85,16 +86,20 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
     fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled->total_s),
                algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size));
   }
-  if (args.timeline.empty() && args.dump.empty()) return;
+  if (!args.dump.empty()) {
+    save_compact_file(s, args.dump);
+    fmt::print("schedule written to {} (compact form)\n", args.dump);
+  }
+  if (args.timeline.empty() && args.dump_explicit.empty()) return;
   const Schedule x = to_explicit(s);
   if (!args.timeline.empty()) {
     write_chrome_trace_file(x, estimate_cost(x, topology, cost), args.timeline,
                             TraceOptions{"alpha-beta", 0});
     fmt::print("α-β timeline written to {}\n", args.timeline);
   }
-  if (!args.dump.empty()) {
-    save_schedule_file(x, args.dump);
-    fmt::print("schedule written to {}\n", args.dump);
+  if (!args.dump_explicit.empty()) {
+    save_schedule_file(x, args.dump_explicit);
+    fmt::print("schedule written to {} (explicit form)\n", args.dump_explicit);
   }
 }
 
@@ -161,7 +166,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--algo", args->algorithm, "algorithm name (see `cclab algorithms`) or auto")
       ->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
-  cmd->add_option("--dump", args->dump, "write the schedule as JSON to FILE");
+  cmd->add_option("--dump", args->dump,
+                  "write the schedule as JSON to FILE (compact form: passes and lanes)");
+  cmd->add_option("--dump-explicit", args->dump_explicit,
+                  "write the schedule's explicit form (every op of every rank) as JSON to FILE");
   cmd->add_option("--timeline", args->timeline,
                   "write the α-β timeline as a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--ops", args->show_ops, "print every op of the first N ranks (-1: all)");

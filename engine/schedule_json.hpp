@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "engine/ir/compact.hpp"
 #include "engine/schedule.hpp"
 
 namespace cclab {
@@ -21,5 +22,24 @@ std::string schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const std::string& text, const std::string& source = "<string>");
 Schedule load_schedule_file(const std::string& path);
 void save_schedule_file(const Schedule& schedule, const std::string& path);
+
+// The compact form (engine/ir/compact.hpp), `cclab plan --dump`:
+//   {"form": "compact", "collective": ..., (the spec as above), "params": {"chunk": N, "channels": N,
+//    "lanes_per_channel": N, "inter": "ring"},
+//    "passes": [{"kind": "ring", "reduce_scatter": true, "allgather": true, "count": N, "chunk_elems": N,
+//                "scratch": N, "roles": {"contribution": ["input", false], "partial": [...], "reduced":
+//                [...], "gathered": [...]}, "rings": [[0, 1, 2, 3], ...]},
+//               {"kind": "tree", "count": N, "chunk_elems": N, "parents": [[-1, 0, 0, 1], ...]},
+//               {"kind": "explicit", "schedule": {an explicit schedule as above}}],
+//    "phases": [[{"pass": 0, "ranks": [0, 1, 2, 3], "input": ["input", 0, 0, 0],
+//                 "output": ["output", offset, member_blocks, blocks_of]}, ...], ...]}
+// Lanes name their pass by index, so lanes that share one (every node's ring) share it again when loaded.
+// "form" comes first: that is how a reader tells the two forms apart.
+bool is_compact_json(std::string_view text);
+std::string compact_to_json(const CompactSchedule& schedule);
+CompactSchedule compact_from_json(const std::string& text, const std::string& source = "<string>");
+void save_compact_file(const CompactSchedule& schedule, const std::string& path);
+// Either form: a compact file as it is, an explicit one as a single explicit pass.
+CompactSchedule load_any_schedule_file(const std::string& path);
 
 }  // namespace cclab

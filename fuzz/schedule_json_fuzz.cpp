@@ -1,4 +1,4 @@
-// libFuzzer harness: the schedule JSON loader and the verifier (engine/schedule_json.hpp,
+// libFuzzer harness: the schedule JSON loaders (both forms) and the verifier (engine/schedule_json.hpp,
 // engine/verifier.hpp) — the path of `cclab verify FILE`. An input is either refused with an error naming
 // "fuzz.json", or it loads; then it saves to JSON that loads back to the same JSON, the verifier answers
 // without throwing, and when the verifier accepts a small schedule, the reference executor must compute the
@@ -6,6 +6,7 @@
 // computes a wrong answer (or stalls) is a verifier bug.
 #include <fmt/format.h>
 
+#include "engine/check/verified.hpp"
 #include "engine/schedule_json.hpp"
 #include "engine/verifier.hpp"
 #include "fuzz/fuzz_check.hpp"
@@ -20,10 +21,49 @@ constexpr std::uint64_t kMaxExecutedCount = 1 << 12;
 constexpr std::size_t kMaxExecutedOps = 1 << 12;
 constexpr double kStallTimeout_s = 5;
 
+// The compact form: loads or is refused; saves to JSON that loads back to the same JSON; the compact checks
+// answer without throwing; a small schedule they pass is expanded and fully verified, and when the full
+// verifier accepts it the reference executor must compute the exact result.
+int compact_input(const std::string& text) {
+  auto schedule = cclab::fuzz::load_or_clear_error(
+      "fuzz.json", [&] { return cclab::compact_from_json(text, "fuzz.json"); });
+  if (!schedule) return 0;
+  const std::string saved = cclab::compact_to_json(*schedule);
+  auto again = cclab::fuzz::load_or_clear_error(
+      "saved.json", [&] { return cclab::compact_from_json(saved, "saved.json"); });
+  require(again.has_value(), "a saved compact schedule does not load", saved.substr(0, 2000));
+  require(cclab::compact_to_json(*again) == saved, "a saved compact schedule loads as a different schedule");
+  std::optional<std::string> problem;
+  try {
+    problem = cclab::check_compact(*schedule);
+  } catch (const std::exception& e) {
+    cclab::fuzz::fail("the compact checks threw instead of answering", e.what());
+  }
+  if (problem) return 0;
+  const auto& spec = schedule->spec;
+  if (spec.world_size > kMaxExecutedRanks || spec.count > kMaxExecutedCount ||
+      cclab::count_explicit_ops(*schedule) > kMaxExecutedOps)
+    return 0;
+  try {
+    problem = cclab::check_compact(*schedule, cclab::VerifyDepth::All);
+  } catch (const std::exception& e) {
+    cclab::fuzz::fail("the full check of a small compact schedule threw", e.what());
+  }
+  if (problem) return 0;
+  const cclab::Schedule expanded = cclab::to_explicit(*schedule);
+  for (bool in_place : {false, true}) {
+    const auto wrong = cclab::testing::run_and_check(expanded, in_place, kStallTimeout_s);
+    require(!wrong, "a compact schedule that passed the full verifier computes a wrong result",
+            wrong.value_or(""));
+  }
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = cclab::fuzz::as_text(data, size);
+  if (cclab::is_compact_json(text)) return compact_input(text);
   auto schedule = cclab::fuzz::load_or_clear_error(
       "fuzz.json", [&] { return cclab::schedule_from_json(text, "fuzz.json"); });
   if (!schedule) return 0;

@@ -12,7 +12,7 @@ check verify-good 0 "^OK" -- "$cclab" verify "$dir/p.json"
 
 # One op removed from rank 5, and one peer changed on rank 7: verify names the rank and the op. (On a smaller
 # plan, so that editing the file stays quick.)
-check plan-small 0 "verify: OK" -- "$cclab" plan --topology dgx_a100:2 --algo ring --size 64MiB --dump "$dir/small.json"
+check plan-small 0 "verify: OK" -- "$cclab" plan --topology dgx_a100:2 --algo ring --size 64MiB --dump-explicit "$dir/small.json"
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -30,6 +30,19 @@ for op in changed["ranks"][7]["ops"]:
 json.dump(changed, open(f"{d}/changed.json", "w"))
 PY
 check verify-removed 1 "rank [0-9]+ op [0-9]+" -- "$cclab" verify "$dir/removed.json"
+# The compact form: dumped, verified (every op, and the compact checks alone), and a ring that is not a
+# permutation refused with the field named.
+check plan-compact 0 "compact form" -- "$cclab" plan --topology pcie_server:2,gpus=2 --algo hierarchical --size 1MiB --dump "$dir/hier.json"
+check verify-compact 0 "^OK: hierarchical" -- "$cclab" verify "$dir/hier.json"
+check verify-compact-patterns 0 "preconditions" -- "$cclab" verify --patterns "$dir/hier.json"
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/hier.json"))
+doc["passes"][0]["rings"][0][1] = doc["passes"][0]["rings"][0][0]
+json.dump(doc, open(f"{d}/badring.json", "w"))
+PY
+check verify-compact-bad 1 "passes\[0\]\.rings\[0\]: member 0 appears twice" -- "$cclab" verify "$dir/badring.json"
 check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 
 check default-main-job 0 "256 ranks" -- "$cclab" plan

@@ -21,6 +21,7 @@
 #include "engine/planners/patterns.hpp"
 #include "engine/planners/ring_pattern.hpp"
 #include "engine/registry.hpp"
+#include "engine/schedule_json.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 
@@ -249,6 +250,44 @@ TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
   EXPECT_THROW(check_compact(s, VerifyDepth::All), ConfigError);
   EXPECT_EQ(check_compact(s), std::nullopt);  // the compact checks need no expansion
   set_memory_budget_bytes(0);
+}
+
+// The compact JSON form loads back to the same schedule: the same JSON again, the same expansion.
+TEST(CompactJson, RoundTripsEveryPlanner) {
+  for (const Algorithm& a : algorithms()) {
+    for (const std::string& preset :
+         {std::string("pcie_server:3,gpus=1"), std::string("pcie_server:2,gpus=3")}) {
+      const topo::Topology t = topo::make_preset(preset);
+      PlanOptions o;
+      o.chunk_bytes = 64;
+      o.inter = "tree";
+      const CollectiveSpec spec =
+          spec_for(t, a.collective, 29ULL * t.gpus().size() + 1, DType::BF16, ReduceOp::Max, 1);
+      if (!a.supports(spec, t, o).ok) continue;
+      const CompactSchedule s = a.compact(spec, t, o);
+      const std::string text = compact_to_json(s);
+      ASSERT_TRUE(is_compact_json(text));
+      const CompactSchedule back = compact_from_json(text, "round-trip.json");
+      const std::string what = fmt::format("{} {} on {}", to_string(a.collective), a.name, preset);
+      EXPECT_EQ(compact_to_json(back), text) << what;
+      EXPECT_EQ(fingerprint(to_explicit(back)), fingerprint(to_explicit(s))) << what;
+      EXPECT_EQ(back.phases().size(), s.phases().size()) << what;
+    }
+  }
+}
+
+TEST(CompactJson, NamesTheBadField) {
+  const std::string text = compact_to_json(ring4());
+  auto broken = text;
+  const std::string ring = "\"rings\":[[0,1,2,3]";
+  broken.replace(broken.find(ring), ring.size(), "\"rings\":[[0,1,2,7]");
+  try {
+    (void)compact_from_json(broken, "bad.json");
+    ADD_FAILURE() << "accepted " << broken;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("passes[0].rings[0][3]"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

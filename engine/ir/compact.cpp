@@ -22,12 +22,16 @@ int TreePass::rounds() const {
 
 int Tree::depth() const {
   // Depth of each node from its parent's, visiting parents first (a BFS from the root): O(n), not O(n·depth).
-  std::vector<int> depth_of(parent.size(), 0);
+  // A member is visited once even when the lists are not a tree (a loaded file; the checks reject it later).
+  std::vector<int> depth_of(parent.size(), -1);
+  if (root < 0 || static_cast<std::size_t>(root) >= parent.size()) return 0;
   std::vector<int> queue{root};
+  depth_of[root] = 0;
   int best = 0;
-  for (std::size_t q = 0; q < queue.size() && !parent.empty(); ++q) {
+  for (std::size_t q = 0; q < queue.size(); ++q) {
     const int x = queue[q];
     for (int child : children[x]) {
+      if (child < 0 || static_cast<std::size_t>(child) >= parent.size() || depth_of[child] >= 0) continue;
       depth_of[child] = depth_of[x] + 1;
       best = std::max(best, depth_of[child]);
       queue.push_back(child);
@@ -236,10 +240,10 @@ CompactSchedule from_explicit(Schedule schedule) {
 }
 
 std::uint64_t count_explicit_ops(const CompactSchedule& s) {
-  std::uint64_t total = 0;
+  std::uint64_t total = 0;  // each term is at most UINT64_MAX / 256; saturate the sum the same way
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
-      total += pass_op_count(*lane.pass);
+      total = std::min(total + pass_op_count(*lane.pass), UINT64_MAX / 256);
   return total;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/ir/passes.hpp"
 
+#include <cstdint>
+
 namespace cclab {
 
 int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems) {
@@ -23,7 +25,9 @@ std::uint64_t pass_op_count(const Pass& pass) {
       if (ring->reduce_scatter) per_channel += 2 * (world - 1) * rounds;
       if (ring->allgather) per_channel += 2 * (world - 1) * rounds + (ring->reduce_scatter ? 0 : rounds);
     }
-    return world * ring->channels() * per_channel;
+    // Saturates rather than wraps: a loaded file may ask for absurd sizes, which the memory guard must see.
+    const unsigned __int128 total = static_cast<unsigned __int128>(world) * ring->channels() * per_channel;
+    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
   }
   if (const auto* tree = std::get_if<TreePass>(&pass)) {
     const std::uint64_t rounds = tree->rounds();
@@ -37,7 +41,8 @@ std::uint64_t pass_op_count(const Pass& pass) {
         per_round += children;                                  // sends down
       }
     }
-    return per_round * rounds;
+    const unsigned __int128 total = static_cast<unsigned __int128>(per_round) * rounds;
+    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
   }
   return std::get<ExplicitPass>(pass).programs.num_ops();
 }
