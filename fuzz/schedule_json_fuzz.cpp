@@ -21,18 +21,39 @@ constexpr std::uint64_t kMaxExecutedCount = 1 << 12;
 constexpr std::size_t kMaxExecutedOps = 1 << 12;
 constexpr double kStallTimeout_s = 5;
 
+// Loads `text` with `load`, or it is refused with an error naming fuzz.json; what loads saves (with `save`)
+// to JSON that loads back to the same JSON.
+template <typename Load, typename Save>
+auto load_round_trip(const std::string& text, Load load, Save save)
+    -> std::optional<decltype(load(text, ""))> {
+  auto schedule = cclab::fuzz::load_or_clear_error("fuzz.json", [&] { return load(text, "fuzz.json"); });
+  if (!schedule) return std::nullopt;
+  const std::string saved = save(*schedule);
+  auto again = cclab::fuzz::load_or_clear_error("saved.json", [&] { return load(saved, "saved.json"); });
+  require(again.has_value(), "a saved schedule does not load", saved.substr(0, 2000));
+  require(save(*again) == saved, "a saved schedule loads as a different schedule");
+  return schedule;
+}
+
+// Runs a schedule the verifier accepted on the reference executor: it must compute the exact result.
+void require_exact(const cclab::Schedule& schedule) {
+  for (bool in_place : {false, true}) {
+    const auto wrong = cclab::testing::run_and_check(schedule, in_place, kStallTimeout_s);
+    require(!wrong,
+            fmt::format("the verifier accepted a schedule that computes a wrong result ({})",
+                        in_place ? "in place" : "out of place"),
+            wrong.value_or(""));
+  }
+}
+
 // The compact form: loads or is refused; saves to JSON that loads back to the same JSON; the compact checks
 // answer without throwing; a small schedule they pass is expanded and fully verified, and when the full
 // verifier accepts it the reference executor must compute the exact result.
 int compact_input(const std::string& text) {
-  auto schedule = cclab::fuzz::load_or_clear_error(
-      "fuzz.json", [&] { return cclab::compact_from_json(text, "fuzz.json"); });
+  auto schedule = load_round_trip(
+      text, [](const std::string& t, const char* source) { return cclab::compact_from_json(t, source); },
+      [](const cclab::CompactSchedule& s) { return cclab::compact_to_json(s); });
   if (!schedule) return 0;
-  const std::string saved = cclab::compact_to_json(*schedule);
-  auto again = cclab::fuzz::load_or_clear_error(
-      "saved.json", [&] { return cclab::compact_from_json(saved, "saved.json"); });
-  require(again.has_value(), "a saved compact schedule does not load", saved.substr(0, 2000));
-  require(cclab::compact_to_json(*again) == saved, "a saved compact schedule loads as a different schedule");
   std::optional<std::string> problem;
   try {
     problem = cclab::check_compact(*schedule);
@@ -50,12 +71,7 @@ int compact_input(const std::string& text) {
     cclab::fuzz::fail("the full check of a small compact schedule threw", e.what());
   }
   if (problem) return 0;
-  const cclab::Schedule expanded = cclab::to_explicit(*schedule);
-  for (bool in_place : {false, true}) {
-    const auto wrong = cclab::testing::run_and_check(expanded, in_place, kStallTimeout_s);
-    require(!wrong, "a compact schedule that passed the full verifier computes a wrong result",
-            wrong.value_or(""));
-  }
+  require_exact(cclab::to_explicit(*schedule));
   return 0;
 }
 
@@ -64,14 +80,10 @@ int compact_input(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = cclab::fuzz::as_text(data, size);
   if (cclab::is_compact_json(text)) return compact_input(text);
-  auto schedule = cclab::fuzz::load_or_clear_error(
-      "fuzz.json", [&] { return cclab::schedule_from_json(text, "fuzz.json"); });
+  auto schedule = load_round_trip(
+      text, [](const std::string& t, const char* source) { return cclab::schedule_from_json(t, source); },
+      [](const cclab::Schedule& s) { return cclab::schedule_to_json(s); });
   if (!schedule) return 0;
-  const std::string saved = cclab::schedule_to_json(*schedule);
-  auto again = cclab::fuzz::load_or_clear_error(
-      "saved.json", [&] { return cclab::schedule_from_json(saved, "saved.json"); });
-  require(again.has_value(), "a saved schedule does not load", saved.substr(0, 2000));
-  require(cclab::schedule_to_json(*again) == saved, "a saved schedule loads as a different schedule");
 
   std::optional<std::string> problem;
   try {
@@ -84,12 +96,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (spec.world_size > kMaxExecutedRanks || spec.count > kMaxExecutedCount ||
       schedule->num_ops() > kMaxExecutedOps)
     return 0;
-  for (bool in_place : {false, true}) {
-    const auto wrong = cclab::testing::run_and_check(*schedule, in_place, kStallTimeout_s);
-    require(!wrong,
-            fmt::format("the verifier accepted a schedule that computes a wrong result ({})",
-                        in_place ? "in place" : "out of place"),
-            wrong.value_or(""));
-  }
+  require_exact(*schedule);
   return 0;
 }
