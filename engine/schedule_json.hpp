@@ -27,8 +27,9 @@ void save_schedule_file(const Schedule& schedule, const std::string& path);
 //   {"form": "compact", "collective": ..., (the spec as above), "params": {"chunk": N, "channels": N,
 //    "lanes_per_channel": N, "inter": "ring"},
 //    "passes": [{"kind": "ring", "reduce_scatter": true, "allgather": true, "count": N, "chunk_elems": N,
-//                "scratch": N, "roles": {"contribution": ["input", false], "partial": [...], "reduced":
-//                [...], "gathered": [...]}, "rings": [[0, 1, 2, 3], ...]},
+//                "scratch": N, "rings": [[0, 1, 2, 3], ...],
+//                "roles": {"contribution": ["input", false], "partial": [...], "reduced": [...],
+//                          "gathered": [...]}},
 //               {"kind": "tree", "count": N, "chunk_elems": N, "parents": [[-1, 0, 0, 1], ...]},
 //               {"kind": "explicit", "schedule": {an explicit schedule as above}}],
 //    "phases": [[{"pass": 0, "ranks": [0, 1, 2, 3], "input": ["input", 0, 0, 0],

@@ -167,9 +167,9 @@ std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane
 std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth depth) {
   if (s.world_size() < 1) return "the schedule has no ranks";
   if (depth == VerifyDepth::All) {
+    const std::uint64_t ops = count_explicit_ops(s);
     require_within_memory_budget(
-        estimate_explicit_bytes(s),
-        fmt::format("verifying all {} ops of the explicit form", count_explicit_ops(s)),
+        ops * kExplicitBytesPerOp, fmt::format("verifying all {} ops of the explicit form", ops),
         "verify the compact form (drop --verify all), or use fewer ranks or channels");
     return verify(to_explicit(s));
   }

@@ -193,10 +193,11 @@ Program expand(const CompactSchedule& s, int rank) {
 }
 
 Schedule to_explicit(const CompactSchedule& s) {
+  const std::uint64_t ops = count_explicit_ops(s);
   require_within_memory_budget(
-      estimate_explicit_bytes(s),
+      ops * kExplicitBytesPerOp,
       fmt::format("the explicit form of {} {} on {} ranks ({} ops)", s.algorithm,
-                  to_string(s.spec.collective), s.world_size(), count_explicit_ops(s)),
+                  to_string(s.spec.collective), s.world_size(), ops),
       "use the compact form (cclab plan without --verify all), fewer ranks or channels, or a larger chunk");
   Schedule out = empty_schedule(s.spec, s.algorithm);
   for (int r = 0; r < s.world_size(); ++r)
@@ -245,13 +246,6 @@ std::uint64_t count_explicit_ops(const CompactSchedule& s) {
     for (const Lane& lane : phase.lanes)
       total = std::min(total + pass_op_count(*lane.pass), UINT64_MAX / 256);
   return total;
-}
-
-std::uint64_t estimate_explicit_bytes(const CompactSchedule& s) {
-  // The op (64 bytes), its deps, and the per-op state the verifier and the α-β walk keep beside it: measured
-  // at 4.7 GB peak for the 33.5 M ops of `cclab plan --topology dgx_a100:128 --algo ring --size 1GiB`.
-  constexpr std::uint64_t kBytesPerOp = 140;
-  return count_explicit_ops(s) * kBytesPerOp;
 }
 
 std::string format_compact_summary(const CompactSchedule& s, int max_items) {

@@ -14,8 +14,10 @@
 namespace cclab {
 namespace {
 
-// Every connection the expansion would use, in global ranks, without expanding ring and tree passes.
-void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
+// Calls add(from_rank, to_rank, ir_channel) for every connection the expansion would use, in global ranks,
+// without expanding ring and tree passes (explicit passes: their sends).
+template <typename Add>
+void for_each_connection(const CompactSchedule& s, Add&& add) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       const auto& g = lane.ranks;
@@ -24,18 +26,21 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
         if (n < 2) continue;
         for (int c = 0; c < ring->channels(); ++c)
           for (int i = 0; i < n; ++i)
-            costs.add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
+            add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
       } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
         for (int c = 0; c < tree->channels(); ++c) {
           const Tree& t = tree->trees[c];
           for (std::size_t m = 0; m < t.parent.size(); ++m) {
             if (t.parent[m] < 0) continue;
-            costs.add(g[m], g[t.parent[m]], 2 * c);
-            costs.add(g[t.parent[m]], g[m], 2 * c + 1);
+            add(g[m], g[t.parent[m]], 2 * c);
+            add(g[t.parent[m]], g[m], 2 * c + 1);
           }
         }
       } else {
-        add_connections(std::get<ExplicitPass>(*lane.pass).programs, costs, WalkFrame{g, {}});
+        const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
+        for (int a = 0; a < programs.world_size(); ++a)
+          for (const Op& op : programs.ranks[a].ops)
+            if (op.kind == OpKind::Send) add(g[a], g[op.peer], static_cast<int>(op.channel));
       }
     }
   }
@@ -52,7 +57,7 @@ std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::s
   } else {
     const auto& tree = std::get<TreePass>(pass);
     require_within_memory_budget(
-        pass_op_count(pass) * 140,
+        pass_op_count(pass) * kExplicitBytesPerOp,
         fmt::format("the α-β walk of a {}-member tree lane ({} ops)", tree.members(), pass_op_count(pass)),
         "use fewer channels or a larger --chunk");
     CollectiveSpec spec = s.spec;
@@ -78,8 +83,7 @@ std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::s
 std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCosts* costs,
                                   const CostParams& params) {
   std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), 0.0);
-  RingTimingModel ring_model{costs == nullptr, costs, params,
-                             static_cast<double>(dtype_size_bytes(s.spec.dtype))};
+  const RingTimingModel ring_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
@@ -97,50 +101,26 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   return rank_end;
 }
 
-// Collects the connections' rank pairs (without routing them).
-class PairCounter {
- public:
-  void add(int a, int b, int) {
-    pairs_.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
-  }
-  std::uint64_t size() const { return pairs_.size(); }
-
- private:
-  std::unordered_set<std::uint64_t> pairs_;
-};
-
 }  // namespace
 
 CostWork estimate_cost_work(const CompactSchedule& s) {
   CostWork work;
-  PairCounter pairs;
+  std::unordered_set<std::uint64_t> pairs;  // routes are per rank pair, whatever the channel
+  for_each_connection(s, [&](int a, int b, int) {
+    pairs.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
+  });
+  work.routes = pairs.size();
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
-      const auto& g = lane.ranks;
       if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        const std::uint64_t n = ring->members();
-        work.ring_cells += ring->channels() * n * n * ring->rounds() *
-                           ((ring->reduce_scatter ? 1 : 0) + (ring->allgather ? 1 : 0));
-        if (n < 2) continue;
-        for (int c = 0; c < ring->channels(); ++c)
-          for (std::uint64_t i = 0; i < n; ++i)
-            pairs.add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
+        const std::uint64_t n = ring->members(),
+                            halves = (ring->reduce_scatter ? 1 : 0) + (ring->allgather ? 1 : 0);
+        work.ring_cells += ring->channels() * n * n * ring->rounds() * halves;
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
-        if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-          for (const Tree& t : tree->trees)
-            for (std::size_t m = 0; m < t.parent.size(); ++m)
-              if (t.parent[m] >= 0) pairs.add(g[m], g[t.parent[m]], 0), pairs.add(g[t.parent[m]], g[m], 0);
-        } else {
-          const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
-          for (int a = 0; a < programs.world_size(); ++a)
-            for (const Op& op : programs.ranks[a].ops)
-              if (op.kind == OpKind::Send) pairs.add(g[a], g[op.peer], 0);
-        }
       }
     }
   }
-  work.routes = pairs.size();
   return work;
 }
 
@@ -192,7 +172,7 @@ RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& 
                                   topology.gpus().size(), s.world_size()));
   }
   ConnectionCosts costs(topology, s.params.lanes_per_channel);
-  declare_connections(s, costs);
+  for_each_connection(s, [&](int a, int b, int channel) { costs.add(a, b, channel); });
   costs.finish();
   RunResult result;
   result.rank_end_s = time_schedule(s, &costs, params);

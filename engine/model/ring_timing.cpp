@@ -15,16 +15,17 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   const int P = pass.members(), C = pass.channels(), K = pass.rounds();
   const std::size_t PK = static_cast<std::size_t>(P) * K;
   const bool rs = pass.reduce_scatter, ag = pass.allgather;
+  const bool unit_steps = m.costs == nullptr;
   std::vector<double> member_end(ready_s.begin(), ready_s.end());
   constexpr double kNever = -std::numeric_limits<double>::infinity();
   // Local work and transfers, with the explicit walk's arithmetic, so that both give the same doubles.
   auto local_s = [&](std::uint64_t n, double rate) {
-    if (m.unit_steps) return 0.0;
+    if (unit_steps) return 0.0;
     return rate > 0 ? n * m.elem_bytes / rate : 0.0;
   };
   std::vector<double> last(P), ss(P), rr(P), free_s(P), latency_s(P), bandwidth_Bps(P);
   auto transfer = [&](int i, double send_start, double recv_start, std::uint64_t n) {
-    if (m.unit_steps) return std::max(send_start, recv_start) + 1;
+    if (unit_steps) return std::max(send_start, recv_start) + 1;
     const double begin = std::max({send_start, recv_start, free_s[i]});
     const double bytes = n * m.elem_bytes;
     const double wire_s = std::isinf(bandwidth_Bps[i]) ? 0.0 : bytes / bandwidth_Bps[i];
@@ -61,7 +62,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         note_end(0, last[0] + local_s(size[k], m.params.copy_Bps));
       continue;
     }
-    if (!m.unit_steps) {
+    if (!unit_steps) {
       for (int i = 0; i < P; ++i) {
         const ConnectionCost& conn = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
         latency_s[i] = conn.latency_s;

@@ -11,7 +11,7 @@
 namespace cclab {
 
 struct RingTimingModel {
-  bool unit_steps = false;  // count steps: a transfer takes 1, local work 0, no connection order
+  // nullptr: count steps (a transfer takes 1, local work 0, no connection order); else the α-β model.
   const ConnectionCosts* costs = nullptr;
   CostParams params;
   double elem_bytes = 4;

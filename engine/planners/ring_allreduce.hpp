@@ -1,8 +1,8 @@
 // Ring allreduce = ring reduce-scatter + ring allgather (Patarasuk & Yuan 2009; NCCL's ring; Horovod's
 // ring-allreduce), chunked and multi-channel (engine/planners/ring_pattern.hpp).
-//   Steps:         2(P-1) communication steps per chunk; with K chunks per block the pipeline takes
-//   2(P-1)+K-1. Bytes per rank: 2(P-1)/P · S sent (and received), S the buffer size; exact when P divides the
-//   element count. α-β cost:      2(P-1)·(α + S/(P·B)) + (P-1)/P · S·γ.
+//   Steps:          2(P-1) per chunk; 2(P-1)+K-1 pipelined over K chunks per block.
+//   Bytes per rank: 2(P-1)/P · S sent (and received), S the buffer size; exact when P divides the count.
+//   α-β cost:       2(P-1)·(α + S/(P·B)) + (P-1)/P · S·γ.
 #pragma once
 
 #include <vector>

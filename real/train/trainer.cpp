@@ -121,7 +121,7 @@ struct Bucket {
   int arrived = 0;
   std::optional<CompactSchedule> plan;  // the engine's plan, made and checked once
   std::optional<Schedule> schedule;     // this rank's row of it: a rank never expands the others
-  std::vector<double> seconds;       // measured allreduce time per step (rank 0)
+  std::vector<double> seconds;          // measured allreduce time per step (rank 0)
 };
 
 struct StepRecord {
