@@ -1,19 +1,59 @@
-// cclab: plan, verify, cost and (in later subcommands) simulate and run collective schedules.
-#include <cstdio>
-#include <exception>
+// cclab: the front. It runs every command that needs neither MPI nor NCCL nor LibTorch itself, and hands the
+// ones that do (bench, calibrate, train) to `cclab-real` beside it, with exec: same process, same arguments,
+// same environment (so it works under mpirun and srun, whose launch variables carry over).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
-#include <CLI/CLI.hpp>
 
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
-#include "common/error.hpp"
+
+namespace {
+
+// Where the sibling executable is: next to this one (build/ or the install's bin/), found through
+// /proc/self/exe so that neither PATH nor the working directory matters.
+std::filesystem::path heavy_executable_path() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return cclab::cli::kHeavyExecutable;  // falls back to PATH
+  return self.parent_path() / cclab::cli::kHeavyExecutable;
+}
+
+[[noreturn]] void exec_heavy(std::string_view command, int argc, char** argv) {
+  const std::string path = heavy_executable_path().string();
+  std::vector<char*> args(argv, argv + argc);
+  args.push_back(nullptr);
+  execv(path.c_str(), args.data());
+  const int exec_errno = errno;
+  if (exec_errno == ENOENT) {
+    fmt::print(stderr,
+               "cclab: error: `cclab {}` needs {}, which this build does not have (it is built where Open "
+               "MPI is found: scripts/setup.sh installs it, then rebuild)\n",
+               command, path);
+  } else {
+    fmt::print(stderr, "cclab: error: cannot run {} for `cclab {}`: {}\n", path, command,
+               std::strerror(exec_errno));
+  }
+  std::exit(1);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "cclab: a collective communication lab. One engine plans collective schedules over a topology "
-      "graph; the same schedules are verified, costed, simulated and run."};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "cclab 0.1.0");
+  if (argc >= 2) {
+    for (const auto& heavy : cclab::cli::kHeavyCommands) {
+      if (std::string_view(argv[1]) == heavy.name) exec_heavy(heavy.name, argc, argv);
+    }
+  }
+  const std::unique_ptr<CLI::App> app_owner = cclab::cli::make_app();
+  CLI::App& app = *app_owner;
   cclab::cli::add_topology_command(app);
   cclab::cli::add_plan_command(app);
   cclab::cli::add_verify_command(app);
@@ -25,25 +65,7 @@ int main(int argc, char** argv) {
 #if CCLAB_HAVE_SIMGRID
   cclab::cli::add_sim_command(app);
 #endif
-#if CCLAB_HAVE_MPI
-  cclab::cli::add_bench_command(app);
-  cclab::cli::add_calibrate_command(app);
-#endif
-#if CCLAB_HAVE_TRAIN
-  cclab::cli::add_train_command(app);
-#endif
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const cclab::cli::ExitStatus& e) {
-    return e.code;
-  } catch (const cclab::Error& e) {
-    fmt::print(stderr, "cclab: error: {}\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "cclab: unexpected error: {}\n", e.what());
-    return 2;
-  }
-  return 0;
+  // Listed in --help; never parsed here (exec_heavy took them above).
+  for (const auto& heavy : cclab::cli::kHeavyCommands) app.add_subcommand(heavy.name, heavy.summary);
+  return cclab::cli::run_app(app, argc, argv);
 }

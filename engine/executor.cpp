@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/ir/frontier.hpp"
 #include "engine/reduce_kernels.hpp"
 
 namespace cclab {
@@ -75,63 +76,38 @@ class ReferenceRun {
 
   double now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  std::byte* address(int rank, const Chunk& c) {
-    RankBuffers& b = buffers_[rank];
-    std::uint64_t offset = c.offset;
-    std::byte* base = nullptr;
+  std::byte* address(int rank, const Chunk& chunk) {
+    const Chunk c = resolve_aliasing(s_.spec, rank, options_.in_place, chunk);
     switch (c.buffer) {
       case Buffer::Scratch:
-        base = scratch_[rank].data();
-        break;
+        return scratch_[rank].data() + c.offset * elem_;
       case Buffer::Output:
-        base = b.output.data();
-        if (options_.in_place && s_.spec.collective == Collective::ReduceScatter)
-          offset += in_place_offset(s_.spec, rank);
-        break;
+        return buffers_[rank].output.data() + c.offset * elem_;
       case Buffer::Input:
-        if (!options_.in_place) {
-          base = b.input.data();
-        } else {
-          base = b.output.data();
-          if (s_.spec.collective == Collective::AllGather) offset += in_place_offset(s_.spec, rank);
-        }
-        break;
+        return buffers_[rank].input.data() + c.offset * elem_;
     }
-    return base + offset * elem_;
+    return nullptr;
   }
 
   void run_rank(int rank) {
     const Program& p = s_.ranks[rank];
     scratch_[rank].assign(p.scratch_count * elem_, std::byte{0});
-    const int channels = channels_;
-    std::vector<std::vector<OpId>> channel_ops(channels);
-    for (OpId i = 0; i < p.ops.size(); ++i)
-      channel_ops[p.ops[i].channel].push_back(i);
-    std::vector<std::size_t> next(channels, 0);
-    std::vector<std::uint8_t> done(p.ops.size(), 0);
+    RankFrontier frontier(p, channels_);
     std::vector<OpId> pending;  // started receives, in start order
     std::vector<OpTiming>& times = result_.op_times[rank];
     times.assign(p.ops.size(), OpTiming{});
-    std::size_t completed = 0;
     Mailbox& inbox = mailboxes_[rank];
-    auto deps_done = [&](const Op& op) {
-      for (OpId d : p.deps_of(op))
-        if (!done[d]) return false;
-      return true;
-    };
     auto finish = [&](OpId i) {
-      done[i] = 1;
       times[i].end_s = now();
-      ++completed;
+      frontier.complete(i);
     };
 
     auto last_progress = Clock::now();
-    while (completed < p.ops.size()) {
+    while (!frontier.finished()) {
       if (failed_) return;
       bool progressed = false;
-      for (int c = 0; c < channels; ++c) {
-        while (next[c] < channel_ops[c].size() && deps_done(p.ops[channel_ops[c][next[c]]])) {
-          const OpId i = channel_ops[c][next[c]++];
+      // Start what may start (the IR's rules: engine/ir/frontier.hpp).
+      frontier.start_ready([&](OpId i) {
           const Op& op = p.ops[i];
           times[i].start_s = now();
           progressed = true;
@@ -164,8 +140,7 @@ class ReferenceRun {
               finish(i);
               break;
           }
-        }
-      }
+      });
       // Complete pending receives whose message has arrived; per (peer, channel) only the oldest may match.
       {
         std::unique_lock lock(inbox.mutex);
@@ -196,13 +171,13 @@ class ReferenceRun {
           it = pending.erase(it);
           lock.lock();
         }
-        if (!progressed && completed < p.ops.size()) {
+        if (!progressed && !frontier.finished()) {
           inbox.arrived.wait_for(lock, std::chrono::milliseconds(50));
           if (std::chrono::duration<double>(Clock::now() - last_progress).count() >
               options_.stall_timeout_s) {
             throw BackendError(
                 fmt::format("reference executor: rank {} made no progress for {} s ({} of {} ops done)", rank,
-                            options_.stall_timeout_s, completed, p.ops.size()));
+                            options_.stall_timeout_s, frontier.done_count(), p.ops.size()));
           }
         }
       }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/ir/frontier.hpp"
+
 namespace cclab {
 namespace {
 
@@ -126,72 +128,37 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
 std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matching, ProgressHooks& hooks) {
   const int world = s.spec.world_size;
   const int channels = std::max(1, s.num_channels());
-  enum : std::uint8_t { kIdle, kStarted, kDone };
-
-  struct RankState {
-    std::vector<std::vector<OpId>> channel_ops;  // per channel, op ids in program order
-    std::vector<std::size_t> next;               // per channel, index of the next op to start
-    struct OpState {
-      std::uint32_t waiting = 0;  // deps not yet done
-      std::uint8_t state = kIdle;
-      OpKind kind = OpKind::Send;
-      std::uint16_t channel = 0;
-    };
-    std::vector<OpState> op;  // per op, packed: the walk reads these and never needs the 64-byte Op
-    Dependents dependents;
-    std::size_t done = 0;
-  };
-  std::vector<RankState> ranks(world);
-  for (int r = 0; r < world; ++r) {
-    const Program& p = s.ranks[r];
-    RankState& st = ranks[r];
-    st.channel_ops.assign(channels, {});
-    st.next.assign(channels, 0);
-    st.op.assign(p.ops.size(), {});
-    for (OpId i = 0; i < p.ops.size(); ++i) {
-      st.channel_ops[p.ops[i].channel].push_back(i);
-      st.op[i] = {p.ops[i].deps_count, kIdle, p.ops[i].kind, p.ops[i].channel};
-    }
-    st.dependents = dependents_of(p);
-  }
+  std::vector<RankFrontier> ranks;
+  ranks.reserve(world);
+  for (int r = 0; r < world; ++r) ranks.emplace_back(s.ranks[r], channels);
 
   // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
   // completions keeps ops pending as long as the semantics allow, which is what exposes races to the
-  // verifier. The worklist holds (rank, channel) lanes whose next op may have become startable.
-  std::vector<std::pair<int, int>> worklist;
-  for (int r = world - 1; r >= 0; --r)
-    for (int c = channels - 1; c >= 0; --c)
-      worklist.push_back({r, c});
+  // verifier. The worklist holds the ranks that may have ops to start.
+  std::vector<int> worklist;
+  for (int r = world - 1; r >= 0; --r) worklist.push_back(r);
   std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
   auto complete = [&](int r, OpId i) {
-    RankState& st = ranks[r];
-    st.op[i].state = kDone;
-    ++st.done;
-    for (const OpId j : st.dependents.of(i)) {
-      if (--st.op[j].waiting == 0) worklist.push_back({r, st.op[j].channel});
-    }
+    if (ranks[r].complete(i)) worklist.push_back(r);
   };
 
   while (!hooks.stop()) {
     while (!worklist.empty() && !hooks.stop()) {
-      const auto [r, c] = worklist.back();
+      const int r = worklist.back();
       worklist.pop_back();
-      RankState& st = ranks[r];
-      auto& list = st.channel_ops[c];
-      while (st.next[c] < list.size() && st.op[list[st.next[c]]].waiting == 0 && !hooks.stop()) {
-        const OpId i = list[st.next[c]++];
-        st.op[i].state = kStarted;
+      ranks[r].start_ready([&](OpId i) {
+        if (hooks.stop()) return;
         hooks.on_start(r, i);
-        const OpKind kind = st.op[i].kind;
+        const OpKind kind = s.ranks[r].ops[i].kind;
         if (!is_comm(kind)) {
           hooks.on_local(r, i);
-          complete(r, i);
-          continue;
+          ranks[r].complete(i);  // start_ready picks up what this lets start
+          return;
         }
         const OpRef self{r, i}, other = matching.partner[r][i];
-        if (ranks[other.rank].op[other.op].state != kStarted) continue;  // the peer will queue the pair
+        if (ranks[other.rank].state(other.op) != RankFrontier::State::Started) return;  // the peer queues it
         ready.push_back(kind == OpKind::Send ? std::pair(self, other) : std::pair(other, self));
-      }
+      });
     }
     if (ready.empty() || hooks.stop()) break;
     const auto [send, recv] = ready.front();
@@ -202,20 +169,14 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
   }
   if (hooks.stop()) return std::nullopt;
   for (int r = 0; r < world; ++r) {
-    const RankState& st = ranks[r];
-    if (st.done == s.ranks[r].ops.size()) continue;
-    for (int c = 0; c < channels; ++c) {
-      const auto& list = st.channel_ops[c];
-      for (std::size_t k = 0; k < list.size(); ++k) {
-        const OpId i = list[k];
-        if (st.op[i].state == kDone) continue;
-        const char* why = st.op[i].state == kStarted
-                              ? "waits for its peer, which never reaches the matching op"
-                              : "never starts: a dependency or the peer it waits on is blocked";
-        return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, i), why,
-                           st.done, s.ranks[r].ops.size(), r);
-      }
-    }
+    const RankFrontier& st = ranks[r];
+    const std::optional<OpId> stuck = st.first_unfinished();
+    if (!stuck) continue;
+    const char* why = st.state(*stuck) == RankFrontier::State::Started
+                          ? "waits for its peer, which never reaches the matching op"
+                          : "never starts: a dependency or the peer it waits on is blocked";
+    return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, *stuck), why,
+                       st.done_count(), st.op_count(), r);
   }
   return std::nullopt;
 }

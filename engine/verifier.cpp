@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/ir/frontier.hpp"
 #include "engine/progress.hpp"
 
 namespace cclab {
@@ -62,20 +63,17 @@ struct Region {
   std::uint64_t lo, hi;
 };
 
-// Storage arrays of a rank: input and output (aliased in place), and scratch.
+// Storage arrays of a rank: input and output (aliased in place), and scratch; numbered as Buffer is, since
+// resolve_aliasing (engine/ir/frontier.hpp) names a chunk's storage by the buffer that owns it.
 enum Storage : int { kInputStorage = 0, kOutputStorage = 1, kScratchStorage = 2, kStorages = 3 };
+static_assert(static_cast<int>(Buffer::Input) == kInputStorage &&
+              static_cast<int>(Buffer::Output) == kOutputStorage &&
+              static_cast<int>(Buffer::Scratch) == kScratchStorage);
 
-// Where a chunk of rank `rank` lives. In place, everything lives in the output storage; reduce_scatter's
-// output sits inside its input and allgather's input inside its output.
+// Where a chunk of rank `rank` lives.
 Region region_of(const CollectiveSpec& spec, bool in_place, int rank, const Chunk& c) {
-  if (c.buffer == Buffer::Scratch) return {kScratchStorage, c.offset, c.end()};
-  if (!in_place) return {c.buffer == Buffer::Input ? kInputStorage : kOutputStorage, c.offset, c.end()};
-  std::uint64_t shift = 0;
-  if (spec.collective == Collective::ReduceScatter && c.buffer == Buffer::Output)
-    shift = in_place_offset(spec, rank);
-  if (spec.collective == Collective::AllGather && c.buffer == Buffer::Input)
-    shift = in_place_offset(spec, rank);
-  return {kOutputStorage, c.offset + shift, c.end() + shift};
+  const Chunk placed = resolve_aliasing(spec, rank, in_place, c);
+  return {static_cast<int>(placed.buffer), placed.offset, placed.end()};
 }
 
 std::uint64_t storage_size(const Schedule& s, bool in_place, int rank, int storage) {
@@ -408,19 +406,13 @@ class SymbolicRun final : public ProgressHooks {
       : s_(s), in_place_(in_place), store_(s, std::forward<StoreArgs>(store_args)...) {
     const CollectiveSpec& spec = s.spec;
     for (int r = 0; r < spec.world_size; ++r) {
-      // Input element x of rank r holds input_r[x]: members {r}, delta 0.
-      const Sym own{rank_weight(r), 1, false, 0};
       const std::uint64_t n = input_count(spec, r);
       if (n == 0) continue;
-      if (in_place_ && spec.collective != Collective::ReduceScatter) {
-        // One array holds both; the input sits at its in-place offset.
-        const std::uint64_t off = in_place_offset(spec, r);
-        a_.assign(1, Piece{n, Sym{own.weight_sum, 1, false, -static_cast<std::int64_t>(off)}});
-        put(r, Region{kOutputStorage, off, off + n}, a_);
-      } else {
-        a_.assign(1, Piece{n, own});
-        put(r, Region{in_place_ ? kOutputStorage : kInputStorage, 0, n}, a_);
-      }
+      // The input of rank r, where it lives (in place: inside the output storage, from lo): element x there
+      // holds input_r[x - lo]: members {r}, delta -lo.
+      const Region g = region_of(spec, in_place_, r, Chunk{Buffer::Input, 0, n});
+      a_.assign(1, Piece{n, Sym{rank_weight(r), 1, false, -static_cast<std::int64_t>(g.lo)}});
+      put(r, g, a_);
     }
   }
 

@@ -9,14 +9,13 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/ir/frontier.hpp"
 #include "engine/reduce_kernels.hpp"
 
 namespace cclab::real {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-enum class State : std::uint8_t { Waiting, InFlight, Done };
 
 // Receive-reduce staging buffers, reused: allocating a fresh megabyte per chunk costs an mmap, page faults
 // on first touch and an munmap — more than moving the chunk through shared memory.
@@ -83,36 +82,21 @@ class RankRun {
         input_(static_cast<const std::byte*>(input)),
         output_(static_cast<std::byte*>(output)),
         scratch_(t, p_.scratch_count * elem_),
-        state_(p_.ops.size(), State::Waiting),
+        frontier_(p_, std::max(1, s.num_channels())),
         request_(p_.ops.size(), -1),
-        staging_(p_.ops.size()) {
-    // Each channel's ops, in program order: the order they must start in.
-    for (OpId i = 0; i < p_.ops.size(); ++i) {
-      const int c = p_.ops[i].channel;
-      if (c >= static_cast<int>(channel_ops_.size())) channel_ops_.resize(c + 1);
-      channel_ops_[c].push_back(i);
-    }
-    next_.assign(channel_ops_.size(), 0);
-  }
+        staging_(p_.ops.size()) {}
 
   RankTiming run() {
     t_.reserve_channels(s_.num_channels());
     const auto start = Clock::now();
     auto last_progress = start;
-    std::size_t done = 0;
-    while (done < p_.ops.size()) {
+    while (!frontier_.finished()) {
       bool progressed = false;
-      // Start what may start: per channel, the next op once its deps have completed.
-      for (std::size_t c = 0; c < channel_ops_.size(); ++c) {
-        while (next_[c] < channel_ops_[c].size()) {
-          const OpId i = channel_ops_[c][next_[c]];
-          if (!deps_done(i)) break;
-          start_op(i);
-          ++next_[c];
-          progressed = true;
-          if (state_[i] == State::Done) ++done;
-        }
-      }
+      // Start what may start (the IR's rules: engine/ir/frontier.hpp).
+      frontier_.start_ready([&](OpId i) {
+        start_op(i);
+        progressed = true;
+      });
       if (progressed) t_.flush();
       // Complete what has arrived, sweeping again after any completion: requests complete together in batches
       // on device transports (an NCCL group and its kernels), and a sweep that tested a batch's first request
@@ -124,7 +108,6 @@ class RankRun {
           const OpId i = *it;
           if (t_.test(request_[i])) {
             finish_transfer(i);
-            ++done;
             progressed = found = true;
             it = in_flight_.erase(it);
           } else {
@@ -148,31 +131,17 @@ class RankRun {
   }
 
  private:
-  bool deps_done(OpId i) const {
-    for (OpId d : p_.deps_of(p_.ops[i]))
-      if (state_[d] != State::Done) return false;
-    return true;
-  }
-
-  std::byte* address(const Chunk& c) {
-    std::uint64_t offset = c.offset;
-    std::byte* base = nullptr;
+  std::byte* address(const Chunk& chunk) {
+    const Chunk c = resolve_aliasing(s_.spec, rank_, options_.in_place, chunk);
     switch (c.buffer) {
       case Buffer::Scratch:
-        base = scratch_.data;
-        break;
+        return scratch_.data + c.offset * elem_;
       case Buffer::Output:
-        base = output_;
-        if (options_.in_place && s_.spec.collective == Collective::ReduceScatter)
-          offset += in_place_offset(s_.spec, rank_);
-        break;
+        return output_ + c.offset * elem_;
       case Buffer::Input:
-        if (!options_.in_place) return const_cast<std::byte*>(input_) + offset * elem_;  // only read
-        base = output_;
-        if (s_.spec.collective == Collective::AllGather) offset += in_place_offset(s_.spec, rank_);
-        break;
+        return const_cast<std::byte*>(input_) + c.offset * elem_;  // only ever read
     }
-    return base + offset * elem_;
+    return nullptr;
   }
 
   void start_op(OpId i) {
@@ -199,7 +168,7 @@ class RankRun {
           break;
         }
         if (op.dst.count > 0) std::memmove(address(op.dst), address(op.src), op.dst.count * elem_);
-        state_[i] = State::Done;
+        frontier_.complete(i);
         return;
       case OpKind::LocalReduce:
         if (device_) {
@@ -208,10 +177,9 @@ class RankRun {
           break;
         }
         reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst), address(op.src), op.dst.count);
-        state_[i] = State::Done;
+        frontier_.complete(i);
         return;
     }
-    state_[i] = State::InFlight;
     in_flight_.push_back(i);
   }
 
@@ -221,7 +189,7 @@ class RankRun {
       reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data, op.dst.count);
       pool_.release(std::move(staging_[i]));
     }
-    state_[i] = State::Done;
+    frontier_.complete(i);
   }
 
   void finish_avg() {
@@ -260,11 +228,8 @@ class RankRun {
       break;
     }
     if (waiting.empty()) waiting = "ops whose deps never completed";
-    std::size_t done = 0;
-    for (State st : state_)
-      done += st == State::Done;
     return fmt::format("{} executor: rank {} made no progress for {} s, waiting on {}; {} of {} ops done",
-                       t_.name(), rank_, options_.timeout_s, waiting, done, p_.ops.size());
+                       t_.name(), rank_, options_.timeout_s, waiting, frontier_.done_count(), p_.ops.size());
   }
 
   Workspace::Pool& pool_;
@@ -278,11 +243,9 @@ class RankRun {
   const std::byte* input_;
   std::byte* output_;
   TransportBuffer scratch_;
-  std::vector<State> state_;
+  RankFrontier frontier_;
   std::vector<Transport::Request> request_;
   std::vector<Staging> staging_;
-  std::vector<std::vector<OpId>> channel_ops_;
-  std::vector<std::size_t> next_;
   std::deque<OpId> in_flight_;
 };
 

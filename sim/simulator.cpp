@@ -19,6 +19,7 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "common/error.hpp"
+#include "engine/ir/frontier.hpp"
 #include "engine/progress.hpp"
 #include "sim/platform.hpp"
 
@@ -56,24 +57,12 @@ class Driver {
         reduce_free_(params.compute.reduce_Bps <= 0) {
     const int world = s.world_size();
     const int channels = std::max(1, s.num_channels());
-    ranks_.resize(world);
+    ranks_.reserve(world);
     result_.op_times.resize(world);
     result_.rank_end_s.assign(world, 0.0);
     for (int r = 0; r < world; ++r) {
-      const Program& p = s.ranks[r];
-      RankState& st = ranks_[r];
-      st.lanes.assign(channels, {});
-      st.next.assign(channels, 0);
-      st.waiting.resize(p.ops.size());
-      st.started.assign(p.ops.size(), 0);
-      st.dependents.resize(p.ops.size());
-      result_.op_times[r].assign(p.ops.size(), OpTiming{-1, -1});
-      for (OpId i = 0; i < p.ops.size(); ++i) {
-        st.lanes[p.ops[i].channel].push_back(i);
-        st.waiting[i] = p.ops[i].deps_count;
-        for (OpId d : p.deps_of(p.ops[i]))
-          st.dependents[d].push_back(i);
-      }
+      ranks_.emplace_back(s.ranks[r], channels);
+      result_.op_times[r].assign(s.ranks[r].ops.size(), OpTiming{-1, -1});
     }
     Matching matching;
     if (auto e = check_structure(s, matching)) throw PlanError(*e);
@@ -81,9 +70,7 @@ class Driver {
   }
 
   void start_all() {
-    for (int r = 0; r < s_.world_size(); ++r)
-      for (std::size_t c = 0; c < ranks_[r].lanes.size(); ++c)
-        advance(r, static_cast<int>(c));
+    for (int r = 0; r < s_.world_size(); ++r) advance(r);
   }
 
   // A SimGrid activity of ours finished.
@@ -149,13 +136,6 @@ class Driver {
     std::deque<Task> ready;  // matched pairs whose both ops have started, in order
     bool busy = false;
   };
-  struct RankState {
-    std::vector<std::vector<OpId>> lanes;
-    std::vector<std::size_t> next;
-    std::vector<std::uint32_t> waiting;
-    std::vector<std::uint8_t> started;
-    std::vector<std::vector<OpId>> dependents;
-  };
 
   double now() const { return sg4::Engine::get_clock(); }
 
@@ -165,13 +145,9 @@ class Driver {
     activity->start();
   }
 
-  // Starts the ops of lane c of rank r that the IR allows to start now.
-  void advance(int r, int c) {
-    RankState& st = ranks_[r];
-    auto& lane = st.lanes[c];
-    while (st.next[c] < lane.size() && st.waiting[lane[st.next[c]]] == 0) {
-      const OpId i = lane[st.next[c]++];
-      st.started[i] = 1;
+  // Starts the ops of rank r that the IR allows to start now.
+  void advance(int r) {
+    ranks_[r].start_ready([&](OpId i) {
       result_.op_times[r][i].start_s = now();
       const Op& op = s_.ranks[r].ops[i];
       if (!is_comm(op.kind)) {
@@ -181,17 +157,17 @@ class Driver {
         } else {
           launch(sg4::Exec::init()->set_flops_amount(flops)->set_host(hosts_[r]), Task{Task::Local, r, i});
         }
-        continue;
+        return;
       }
       const OpRef other = partner_[r][i];
-      if (!ranks_[other.rank].started[other.op]) continue;  // the peer queues the pair when it starts
+      if (!ranks_[other.rank].started(other.op)) return;  // the peer queues the pair when it starts
       const bool sending = op.kind == OpKind::Send;
       const Task transfer{Task::Transfer, sending ? r : other.rank, sending ? i : other.op,
                           sending ? other.rank : r, sending ? other.op : i};
       Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, op.channel)];
       conn.ready.push_back(transfer);
       pump(conn);
-    }
+    });
   }
 
   // Puts the connection's next message on the wire when the previous one has been delivered.
@@ -206,18 +182,17 @@ class Driver {
     launch(comm, t);
   }
 
+  // (Inside advance(r), the frontier's own start loop picks up what this lets start.)
   void finish(int r, OpId i) {
     result_.op_times[r][i].end_s = now();
-    RankState& st = ranks_[r];
-    for (OpId j : st.dependents[i])
-      if (--st.waiting[j] == 0) advance(r, s_.ranks[r].ops[j].channel);
+    if (ranks_[r].complete(i)) advance(r);
   }
 
   const Schedule& s_;
   const std::vector<sg4::Host*>& hosts_;
   double elem_, copy_factor_;
   bool reduce_free_;
-  std::vector<RankState> ranks_;
+  std::vector<RankFrontier> ranks_;
   std::vector<std::vector<OpRef>> partner_;
   std::unordered_map<std::uint64_t, Connection> connections_;
   std::unordered_map<const sg4::Activity*, Flight> in_flight_;
