@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 #include "real/cuda/reduce_kernels.cuh"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "engine/check/verified.hpp"
-#include "engine/registry.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/check/verifier.hpp"
 #include "topology/presets.hpp"
 
 namespace {

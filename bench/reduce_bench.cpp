@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 
 namespace {
 

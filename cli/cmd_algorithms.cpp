@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "engine/registry.hpp"
+#include "engine/plan/registry.hpp"
 
 namespace cclab::cli {
 

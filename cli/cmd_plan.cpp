@@ -11,12 +11,12 @@
 #include "common/memory.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "engine/registry.hpp"
-#include "engine/schedule_json.hpp"
-#include "engine/trace.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/ir/schedule_json.hpp"
+#include "engine/ir/trace.hpp"
+#include "engine/check/verifier.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab::cli {

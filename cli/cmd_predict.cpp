@@ -13,7 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/prediction.hpp"
 #include "common/error.hpp"
-#include "engine/scenario.hpp"
+#include "engine/whatif/scenario.hpp"
 
 namespace cclab::cli {
 namespace {

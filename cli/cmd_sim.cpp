@@ -5,9 +5,9 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/registry.hpp"
-#include "engine/trace.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/ir/trace.hpp"
+#include "engine/check/verifier.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 

@@ -8,7 +8,7 @@
 #include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "real/mpi_transport.hpp"
 #include "real/train/train.hpp"

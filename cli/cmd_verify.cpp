@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "common/memory.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/schedule_json.hpp"
+#include "engine/ir/schedule_json.hpp"
 
 namespace cclab::cli {
 

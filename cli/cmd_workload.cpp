@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "engine/workload.hpp"
+#include "engine/whatif/workload.hpp"
 
 namespace cclab::cli {
 

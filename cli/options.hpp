@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/cost.hpp"
-#include "engine/registry.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/plan/registry.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::cli {

@@ -15,11 +15,11 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "engine/registry.hpp"
-#include "engine/trace.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/ir/trace.hpp"
+#include "engine/check/verifier.hpp"
 #if CCLAB_HAVE_SIMGRID
 #include "sim/simulator.hpp"
 #endif

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/scenario.hpp"
-#include "engine/step_model.hpp"
+#include "engine/whatif/scenario.hpp"
+#include "engine/whatif/step_model.hpp"
 
 namespace cclab::cli {
 

@@ -1,4 +1,4 @@
-// libFuzzer harness: the scenario loader (engine/scenario.hpp), with the fault fields and sweeps. An input is
+// libFuzzer harness: the scenario loader (engine/whatif/scenario.hpp), with the fault fields and sweeps. An input is
 // either refused with an error naming "fuzz.yaml", or it loads into points that a prediction can run: each
 // has a topology with GPUs, a non-empty workload, finite non-negative compute times, and the step model,
 // given a simple timer, predicts a finite step no shorter than the compute it contains. File references
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/scenario.hpp"
+#include "engine/whatif/scenario.hpp"
 #include "fuzz/fuzz_check.hpp"
 
 #ifndef CCLAB_FUZZ_BASE_DIR

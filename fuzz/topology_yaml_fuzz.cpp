@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/registry.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/check/verifier.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "topology/yaml_io.hpp"
 

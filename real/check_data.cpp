@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 
 namespace cclab::real {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 
 namespace cclab::real {
 

@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 
 namespace cclab::real {
 namespace {

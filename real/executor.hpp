@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/schedule.hpp"
 #include "real/transport.hpp"
 
 namespace cclab::real {

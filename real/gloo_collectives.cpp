@@ -13,7 +13,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "common/error.hpp"
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 #include "real/mpi_transport.hpp"
 
 namespace cclab::real {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 
 namespace cclab::real {
 

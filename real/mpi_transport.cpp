@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 
 namespace cclab::real {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 #include "real/transport.hpp"
 
 namespace cclab::real {

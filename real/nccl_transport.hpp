@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 #include "real/transport.hpp"
 
 namespace cclab::real {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/collective.hpp"
+#include "engine/ir/collective.hpp"
 
 namespace cclab::real {
 

@@ -20,7 +20,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
-#include "engine/progress.hpp"
+#include "engine/ir/progress.hpp"
 #include "sim/platform.hpp"
 
 namespace cclab::sim {

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "common/error.hpp"
-#include "engine/cost.hpp"
-#include "engine/registry.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/plan/registry.hpp"
 #include "real/calibration.hpp"
 
 namespace cclab::real {

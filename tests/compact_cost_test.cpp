@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "engine/registry.hpp"
+#include "engine/plan/registry.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 #include "real/cuda/reduce_kernels.cuh"
 
 namespace cclab {

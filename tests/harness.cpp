@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab::testing {

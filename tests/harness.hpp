@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/executor.hpp"
-#include "engine/schedule.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/ir/schedule.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::testing {

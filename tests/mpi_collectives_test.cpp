@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/registry.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/check/verifier.hpp"
 #include "real/check_data.hpp"
 #include "real/executor.hpp"
 #include "real/mpi_transport.hpp"

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/registry.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/check/verifier.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 
 namespace cclab {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "engine/scenario.hpp"
+#include "engine/whatif/scenario.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {

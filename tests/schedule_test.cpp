@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/planners/patterns.hpp"
-#include "engine/planners/ring_allreduce.hpp"
-#include "engine/registry.hpp"
-#include "engine/schedule_json.hpp"
-#include "engine/verifier.hpp"
+#include "engine/plan/patterns.hpp"
+#include "engine/plan/ring_allreduce.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/ir/schedule_json.hpp"
+#include "engine/check/verifier.hpp"
 #include "tests/harness.hpp"
 #include "topology/yaml_io.hpp"
 
@@ -270,8 +270,8 @@ TEST(Verifier, PeerDataThatSplitsASegment) {
 
 #include <nlohmann/json.hpp>
 
-#include "engine/cost.hpp"
-#include "engine/trace.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/ir/trace.hpp"
 
 namespace cclab {
 namespace {

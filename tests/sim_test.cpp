@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "engine/cost.hpp"
-#include "engine/registry.hpp"
-#include "engine/verifier.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/check/verifier.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 

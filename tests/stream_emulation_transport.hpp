@@ -13,7 +13,7 @@
 #include <deque>
 #include <vector>
 
-#include "engine/reduce_kernels.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 #include "real/mpi_transport.hpp"
 
 namespace cclab::testing {

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "common/error.hpp"
-#include "engine/step_model.hpp"
-#include "engine/workload.hpp"
+#include "engine/whatif/step_model.hpp"
+#include "engine/whatif/workload.hpp"
 
 namespace cclab {
 namespace {

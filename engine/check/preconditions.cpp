@@ -10,7 +10,7 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/ir/passes.hpp"
-#include "engine/verifier.hpp"
+#include "engine/check/verifier.hpp"
 
 namespace cclab {
 namespace {

@@ -1,5 +1,5 @@
 // The compact form of a schedule: what planners produce and what consumers work on (shared/design.md, "The
-// schedule IR"). The explicit per-rank programs of engine/schedule.hpp stay the semantics; `expand` is the
+// schedule IR"). The explicit per-rank programs of engine/ir/schedule.hpp stay the semantics; `expand` is the
 // only bridge from this form to them, one rank at a time.
 //
 //   CompactSchedule = phases, run one after the other on every rank
@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/schedule.hpp"
 
 namespace cclab {
 
@@ -37,7 +37,7 @@ struct RolePlace {
   bool operator==(const RolePlace&) const = default;
 };
 
-// Ring reduce-scatter and/or allgather over `count` elements (engine/planners/ring_pattern.hpp has the
+// Ring reduce-scatter and/or allgather over `count` elements (engine/plan/ring_pattern.hpp has the
 // steps). Block j of the partition belongs to the member at ring position j-1 of each channel.
 struct RingPass {
   bool reduce_scatter = true;
@@ -66,7 +66,7 @@ struct Tree {
 };
 Tree tree_from_parents(std::vector<int> parent);
 
-// Tree allreduce (engine/planners/tree_allreduce.hpp): channel c runs trees[c] on its slice of `count`
+// Tree allreduce (engine/plan/tree_allreduce.hpp): channel c runs trees[c] on its slice of `count`
 // elements, reducing up on IR channel 2c and broadcasting down on 2c+1.
 struct TreePass {
   std::uint64_t count = 0;
@@ -157,7 +157,7 @@ CompactSchedule one_lane(const CollectiveSpec& spec, std::string algorithm, Pass
 
 // One rank's explicit program: the only bridge from the compact form to the explicit semantics.
 Program expand(const CompactSchedule& schedule, int rank);
-// Every rank's program, with the params rendered for printing (engine/schedule.hpp's form). Refuses up
+// Every rank's program, with the params rendered for printing (engine/ir/schedule.hpp's form). Refuses up
 // front (ConfigError) when count_explicit_ops · kExplicitBytesPerOp exceeds the memory budget.
 Schedule to_explicit(const CompactSchedule& schedule);
 // A schedule holding only `rank`'s program (the others empty), with the params rendered: what a real rank

@@ -6,7 +6,7 @@
 //     (channels progress independently; within one, ops start in program order);
 //   - a local op or a transfer completes when its consumer says so (complete()), which may let ops start.
 // The matching rule (the k-th send from a to b on channel c pairs with the k-th receive at b from a on c) is
-// check_structure's (engine/progress.hpp) for the walks that see all ranks, and the transports' per-
+// check_structure's (engine/ir/progress.hpp) for the walks that see all ranks, and the transports' per-
 // (peer, channel) FIFO order for the executors that see one.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/schedule.hpp"
 
 namespace cclab {
 

@@ -1,4 +1,4 @@
-// A ring pass expanded for one member (the steps are in engine/planners/ring_pattern.hpp).
+// A ring pass expanded for one member (the steps are in engine/plan/ring_pattern.hpp).
 #include <algorithm>
 
 #include "common/error.hpp"

@@ -1,4 +1,4 @@
-// A tree pass expanded for one member (the pattern is in engine/planners/tree_allreduce.hpp), and the
+// A tree pass expanded for one member (the pattern is in engine/plan/tree_allreduce.hpp), and the
 // children's reduce step that every tree shares.
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// The α-β model and the step count on the compact form, equal to the explicit walk (engine/cost.hpp) on
+// The α-β model and the step count on the compact form, equal to the explicit walk (engine/model/cost.hpp) on
 // every schedule (tests/compact_cost_test.cpp pins that to 1e-9 across the planner matrix).
 // - Phases: a phase's ops on a rank start no earlier than the rank's previous phase ended (the barrier), so
 //   each lane is timed on its own from its members' ready times; connections never carry traffic across
@@ -14,9 +14,9 @@
 // Link shares are those of the explicit walk: every connection of every lane is declared first.
 #pragma once
 
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/ir/compact.hpp"
-#include "engine/run_result.hpp"
+#include "engine/ir/run_result.hpp"
 
 namespace cclab {
 

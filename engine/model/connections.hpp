@@ -2,7 +2,7 @@
 // ranks) with its route's latency and its share of bandwidth. Channels run concurrently and split a link
 // evenly; the phases of one channel (a ring's reduce-scatter and allgather, the steps of halving-doubling)
 // follow each other and do not. A planner may run each network channel as several IR channels (tree: up and
-// down): `lanes_per_channel` of them count once. Shared by the explicit walk (engine/cost.cpp) and the
+// down): `lanes_per_channel` of them count once. Shared by the explicit walk (engine/model/cost.cpp) and the
 // compact recurrence (engine/model/compact_cost.cpp), so both see the same shares.
 #pragma once
 

@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/model/connections.hpp"
 

@@ -1,5 +1,5 @@
 // CUDA reduction kernels of the NCCL transport: dst = a (op) b and in-place scaling, for f32, f16 and bf16,
-// computed in f32 and rounded to nearest even, as the host kernels (engine/reduce_kernels.hpp) and NCCL do.
+// computed in f32 and rounded to nearest even, as the host kernels (engine/exec/reduce_kernels.hpp) and NCCL do.
 // Each thread moves 16 bytes per access when all pointers are 16-byte aligned (vector loads are what reach
 // copy bandwidth); a scalar loop handles the rest.
 #pragma once

@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "engine/schedule.hpp"
+#include "engine/ir/schedule.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::real {

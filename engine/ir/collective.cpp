@@ -1,0 +1,103 @@
+#include "engine/ir/collective.hpp"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/enum_names.hpp"
+#include "common/units.hpp"
+
+namespace cclab {
+namespace {
+
+constexpr std::array<std::pair<Collective, std::string_view>, 5> kCollectives{
+    {{Collective::AllReduce, "allreduce"},
+     {Collective::ReduceScatter, "reduce_scatter"},
+     {Collective::AllGather, "allgather"},
+     {Collective::Broadcast, "broadcast"},
+     {Collective::Reduce, "reduce"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypes{
+    {{DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"}}};
+constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps{
+    {{ReduceOp::Sum, "sum"}, {ReduceOp::Avg, "avg"}, {ReduceOp::Min, "min"}, {ReduceOp::Max, "max"}}};
+
+}  // namespace
+
+std::string_view to_string(Collective c) {
+  return name_of(kCollectives, c);
+}
+std::string_view to_string(DType t) {
+  return name_of(kDTypes, t);
+}
+std::string_view to_string(ReduceOp op) {
+  return name_of(kReduceOps, op);
+}
+std::optional<Collective> parse_collective(std::string_view text) {
+  return value_of(kCollectives, text);
+}
+std::optional<DType> parse_dtype(std::string_view text) {
+  return value_of(kDTypes, text);
+}
+std::optional<ReduceOp> parse_reduce_op(std::string_view text) {
+  return value_of(kReduceOps, text);
+}
+
+std::size_t dtype_size_bytes(DType t) {
+  return t == DType::F32 ? 4 : 2;
+}
+
+ElemRange partition(std::uint64_t count, int parts, int index) {
+  const std::uint64_t p = static_cast<std::uint64_t>(parts), i = static_cast<std::uint64_t>(index);
+  const std::uint64_t base = count / p, extra = count % p;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+std::uint64_t input_count(const CollectiveSpec& spec, int rank) {
+  if (spec.collective == Collective::AllGather) return partition(spec.count, spec.world_size, rank).count;
+  return spec.count;
+}
+
+std::uint64_t output_count(const CollectiveSpec& spec, int rank) {
+  if (spec.collective == Collective::ReduceScatter) return partition(spec.count, spec.world_size, rank).count;
+  return spec.count;
+}
+
+ElemRange result_range(const CollectiveSpec& spec, int rank) {
+  if (spec.collective == Collective::Reduce && rank != spec.root) return {};
+  return {0, output_count(spec, rank)};
+}
+
+std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
+  if (spec.collective == Collective::AllGather || spec.collective == Collective::ReduceScatter) {
+    return partition(spec.count, spec.world_size, rank).offset;
+  }
+  return 0;
+}
+
+double busbw_factor(Collective c, int world_size) {
+  const double n = world_size;
+  switch (c) {
+    case Collective::AllReduce:
+      return n > 1 ? 2 * (n - 1) / n : 0;
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+      return n > 1 ? (n - 1) / n : 0;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      return 1;
+  }
+  return 1;
+}
+
+std::string describe(const CollectiveSpec& spec) {
+  std::string text = fmt::format("{} of {} x {} ({}) over {} ranks", to_string(spec.collective), spec.count,
+                                 to_string(spec.dtype), format_size(spec.bytes()), spec.world_size);
+  if (spec.collective != Collective::AllGather && spec.collective != Collective::Broadcast)
+    text += fmt::format(", op {}", to_string(spec.op));
+  if (spec.collective == Collective::Broadcast || spec.collective == Collective::Reduce)
+    text += fmt::format(", root {}", spec.root);
+  return text;
+}
+
+}  // namespace cclab

@@ -1,0 +1,153 @@
+// The schedule IR: the contract between the engine's planners and every backend (reference executor, SimGrid,
+// MPI, NCCL). A Schedule is a value: a CollectiveSpec plus, for each rank, a program of ops from a closed
+// vocabulary.
+//
+// Semantics (docs/algorithms.md has the long form):
+// - Buffers per rank: Input and Output (sizes from the spec, see engine/ir/collective.hpp) and Scratch (the
+// program
+//   says how many elements it needs). A chunk is (buffer, offset, count) in elements of the spec's dtype.
+// - Ops:  Send        send src to `peer`
+//         Recv        receive from `peer` into dst
+//         RecvReduce  receive from `peer`, dst = src (+) received   (src may equal dst)
+//         Copy        dst = src                                     (local)
+//         LocalReduce dst = dst (+) src                             (local)
+// - Matching, as in NCCL's grouped point-to-point: the k-th Send from a to b on channel c matches the k-th
+// Recv or
+//   RecvReduce at b from a on channel c. A matched pair completes together (rendezvous): the data leaves src
+//   when both sides have started.
+// - Order: on one rank, the ops of a channel start in program order; an op starts once its predecessor on the
+//   channel has started and all its deps (ops of the same rank) have completed. Channels progress
+//   independently, which is what lets a chunked, multi-channel ring pipeline. Data hazards are ordered by
+//   deps; the verifier rejects schedules where two concurrent ops touch the same elements and one of them
+//   writes.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/collective.hpp"
+
+namespace cclab {
+
+enum class OpKind : std::uint8_t { Send, Recv, RecvReduce, Copy, LocalReduce };
+enum class Buffer : std::uint8_t { Input, Output, Scratch };
+
+std::string_view to_string(OpKind kind);
+std::string_view to_string(Buffer buffer);
+std::optional<OpKind> parse_op_kind(std::string_view text);
+std::optional<Buffer> parse_buffer(std::string_view text);
+
+inline bool is_send(OpKind k) {
+  return k == OpKind::Send;
+}
+inline bool is_recv(OpKind k) {
+  return k == OpKind::Recv || k == OpKind::RecvReduce;
+}
+inline bool is_comm(OpKind k) {
+  return is_send(k) || is_recv(k);
+}
+inline bool reads_src(OpKind k) {
+  return k != OpKind::Recv;
+}
+inline bool writes_dst(OpKind k) {
+  return k != OpKind::Send;
+}
+
+struct Chunk {
+  Buffer buffer = Buffer::Input;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  std::uint64_t end() const { return offset + count; }
+  bool operator==(const Chunk&) const = default;
+};
+
+using OpId = std::uint32_t;
+inline constexpr OpId kNoOp = ~OpId{0};
+
+struct Op {
+  OpKind kind = OpKind::Send;
+  std::uint16_t channel = 0;
+  std::int32_t peer = -1;        // Send/Recv/RecvReduce only
+  Chunk src;                     // unused (count 0) for Recv
+  Chunk dst;                     // unused (count 0) for Send
+  std::uint32_t deps_begin = 0;  // deps are Program::deps[deps_begin, deps_begin + deps_count)
+  std::uint32_t deps_count = 0;
+
+  // Elements moved or combined by the op.
+  std::uint64_t count() const { return kind == OpKind::Send ? src.count : dst.count; }
+};
+
+struct Program {
+  std::vector<Op> ops;
+  std::vector<OpId> deps;  // pool addressed by Op::deps_begin/deps_count
+  std::uint64_t scratch_count = 0;
+
+  std::span<const OpId> deps_of(const Op& op) const { return {deps.data() + op.deps_begin, op.deps_count}; }
+  // Appends an op with its deps (kNoOp entries are skipped); returns its id.
+  OpId add(Op op, std::span<const OpId> op_deps);
+};
+
+struct Schedule {
+  CollectiveSpec spec;
+  std::string algorithm;
+  std::map<std::string, std::string> params;  // planner parameters, for printing and provenance
+  std::vector<Program> ranks;                 // size spec.world_size
+
+  int world_size() const { return spec.world_size; }
+  int num_channels() const;  // 1 + highest channel used
+  std::size_t num_ops() const;
+};
+
+// Reverse deps of one program in CSR form: the ops that list op i as a dep are ids[begin[i], begin[i + 1]).
+// The verifier, the progress walk and the race check all need them; building them as one flat array keeps
+// that off the heap at millions of ops. Deps must be in range (check_structure checks that first).
+struct Dependents {
+  std::vector<std::uint32_t> begin;
+  std::vector<OpId> ids;
+  std::span<const OpId> of(OpId i) const { return {ids.data() + begin[i], begin[i + 1] - begin[i]}; }
+};
+Dependents dependents_of(const Program& program);
+
+// The ops of a program in an order where every op comes after its deps (Kahn's algorithm; of the ops ready
+// at the start, the lowest index first, so program order is kept where the deps allow). Shorter than the
+// program when the deps have a cycle.
+std::vector<OpId> topological_order(const Program& program, const Dependents& dependents);
+
+// A schedule with an empty program per rank.
+Schedule empty_schedule(const CollectiveSpec& spec, std::string algorithm);
+
+// Builds one rank's program with named helpers; deps given as a list, kNoOp entries ignored.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(Program& program) : program_(program) {}
+  using Deps = std::initializer_list<OpId>;
+
+  OpId send(int peer, int channel, Chunk src, Deps deps = {});
+  OpId recv(int peer, int channel, Chunk dst, Deps deps = {});
+  OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps = {});
+  // Local ops belong to a channel too: they start in that channel's order, with the transfers they feed.
+  OpId copy(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
+  OpId local_reduce(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
+  OpId add(const Op& op, std::span<const OpId> deps) { return program_.add(op, deps); }
+
+ private:
+  Program& program_;
+};
+
+// Human-readable forms. Summary: the header plus, per channel, the ring order when the channel's sends form
+// one cycle over all ranks (NCCL's "channel 0: 0 1 2 3" form), else its edges. Detailed: every op of every
+// rank.
+std::string format_schedule_summary(const Schedule& schedule);
+std::string format_schedule_ops(const Schedule& schedule, int max_ranks = -1);
+std::string format_op(const Schedule& schedule, int rank, OpId id);
+
+// Bytes each rank sends, summed over its Send ops.
+std::vector<std::uint64_t> bytes_sent_per_rank(const Schedule& schedule);
+
+}  // namespace cclab

@@ -1,0 +1,168 @@
+#include "engine/model/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "engine/model/walk.hpp"
+#include "engine/ir/progress.hpp"
+
+namespace cclab {
+namespace {
+
+std::uint64_t connection_key(int a, int b, int channel) {
+  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
+         static_cast<std::uint64_t>(channel);
+}
+
+// Start times per the IR, shared by the cost model and the step counter.
+class Timeline : public ProgressHooks {
+ public:
+  Timeline(const Schedule& s, const WalkFrame& frame)
+      : s_(s), frame_(frame), channel_last_start_(s.spec.world_size) {
+    result_.op_times.resize(s.spec.world_size);
+    const int channels = std::max(1, s.num_channels());
+    for (int r = 0; r < s.spec.world_size; ++r) {
+      result_.op_times[r].assign(s.ranks[r].ops.size(), OpTiming{});
+      // No op starts before its rank's previous phase ended: the channels start there.
+      channel_last_start_[r].assign(channels, frame.ready_s.empty() ? 0.0 : frame.ready_s[r]);
+    }
+  }
+
+  void on_start(int rank, OpId id) override {
+    const Program& p = s_.ranks[rank];
+    const Op& op = p.ops[id];
+    double t = channel_last_start_[rank][op.channel];
+    for (OpId d : p.deps_of(op))
+      t = std::max(t, result_.op_times[rank][d].end_s);
+    result_.op_times[rank][id].start_s = t;
+    channel_last_start_[rank][op.channel] = t;
+  }
+
+  RunResult finish() {
+    const int world = s_.spec.world_size;
+    result_.rank_end_s.assign(world, 0.0);
+    for (int r = 0; r < world; ++r) {
+      for (const OpTiming& t : result_.op_times[r])
+        result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
+      result_.total_s = std::max(result_.total_s, result_.rank_end_s[r]);
+    }
+    result_.bytes_sent = bytes_sent_per_rank(s_);
+    return std::move(result_);
+  }
+
+ protected:
+  int global(int member) const { return frame_.global_rank.empty() ? member : frame_.global_rank[member]; }
+
+  const Schedule& s_;
+  WalkFrame frame_;
+  RunResult result_;
+  std::vector<std::vector<double>> channel_last_start_;
+};
+
+class AlphaBetaTimeline final : public Timeline {
+ public:
+  AlphaBetaTimeline(const Schedule& s, const WalkFrame& frame, const ConnectionCosts& costs,
+                    const CostParams& params)
+      : Timeline(s, frame),
+        costs_(costs),
+        params_(params),
+        elem_bytes_(static_cast<double>(dtype_size_bytes(s.spec.dtype))) {}
+
+  void on_local(int rank, OpId id) override {
+    const Op& op = s_.ranks[rank].ops[id];
+    OpTiming& t = result_.op_times[rank][id];
+    const double rate = op.kind == OpKind::Copy ? params_.copy_Bps : params_.reduce_Bps;
+    t.end_s = t.start_s + (rate > 0 ? op.count() * elem_bytes_ / rate : 0.0);
+  }
+
+  void on_transfer(int a, OpId send_id, int b, OpId recv_id) override {
+    const Op& send = s_.ranks[a].ops[send_id];
+    const Op& recv = s_.ranks[b].ops[recv_id];
+    const ConnectionCost& conn = costs_.at(global(a), global(b), send.channel);
+    double& free_s = free_s_[connection_key(a, b, send.channel)];
+    OpTiming& ts = result_.op_times[a][send_id];
+    OpTiming& tr = result_.op_times[b][recv_id];
+    const double bytes = send.src.count * elem_bytes_;
+    // Messages of a connection are store-and-forward, in order.
+    const double begin = std::max({ts.start_s, tr.start_s, free_s});
+    const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
+    double end = begin + conn.latency_s + wire_s;
+    free_s = end;
+    ts.end_s = end;
+    if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;
+    tr.end_s = end;
+  }
+
+ private:
+  const ConnectionCosts& costs_;
+  CostParams params_;
+  double elem_bytes_;
+  std::unordered_map<std::uint64_t, double> free_s_;
+};
+
+class StepTimeline final : public Timeline {
+ public:
+  using Timeline::Timeline;
+  void on_local(int rank, OpId id) override {
+    result_.op_times[rank][id].end_s = result_.op_times[rank][id].start_s;
+  }
+  void on_transfer(int a, OpId send_id, int b, OpId recv_id) override {
+    OpTiming& ts = result_.op_times[a][send_id];
+    OpTiming& tr = result_.op_times[b][recv_id];
+    ts.end_s = tr.end_s = std::max(ts.start_s, tr.start_s) + 1;
+  }
+};
+
+void require_walk(const Schedule& s, ProgressHooks& hooks) {
+  Matching matching;
+  if (auto e = check_structure(s, matching)) throw PlanError(*e);
+  if (auto e = walk_schedule(s, matching, hooks)) throw PlanError(*e);
+}
+
+}  // namespace
+
+void add_connections(const Schedule& s, ConnectionCosts& costs, const WalkFrame& frame) {
+  auto global = [&](int r) { return frame.global_rank.empty() ? r : frame.global_rank[r]; };
+  for (int a = 0; a < s.spec.world_size; ++a)
+    for (const Op& op : s.ranks[a].ops)
+      if (op.kind == OpKind::Send) costs.add(global(a), global(op.peer), op.channel);
+}
+
+RunResult walk_alpha_beta(const Schedule& s, const ConnectionCosts& costs, const CostParams& params,
+                          const WalkFrame& frame) {
+  AlphaBetaTimeline timeline(s, frame, costs, params);
+  require_walk(s, timeline);
+  return timeline.finish();
+}
+
+RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
+  StepTimeline timeline(s, frame);
+  require_walk(s, timeline);
+  return timeline.finish();
+}
+
+static int lanes_per_channel(const Schedule& s) {  // loaded schedules carry it as text
+  const auto lanes = s.params.find("lanes");
+  return lanes == s.params.end() ? 1 : std::max(1, std::atoi(lanes->second.c_str()));
+}
+
+RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology, const CostParams& params) {
+  if (static_cast<int>(topology.gpus().size()) < schedule.spec.world_size) {
+    throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
+                                  topology.gpus().size(), schedule.spec.world_size));
+  }
+  ConnectionCosts costs(topology, lanes_per_channel(schedule));
+  add_connections(schedule, costs);
+  costs.finish();
+  return walk_alpha_beta(schedule, costs, params);
+}
+
+int count_steps(const Schedule& schedule) {
+  return static_cast<int>(walk_steps(schedule).total_s);
+}
+
+}  // namespace cclab

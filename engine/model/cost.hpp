@@ -1,0 +1,36 @@
+// The α-β-γ cost of a schedule on a topology: the contention-free critical path through the schedule's ops.
+// - A transfer a -> b starts when both sides have started and the (a, b, channel) connection has delivered
+// its
+//   previous message (messages of a connection are store-and-forward, in order, which gives the textbook
+//   pipeline (P-1+K-1)·(α + S/(K·B)) for K chunks); it takes α + n/B, where α is the route's effective
+//   latency (hop latencies plus the link kinds' per-message overheads) and B is the route's bottleneck
+//   bandwidth, each link split evenly among the channels whose connections cross it (channels run
+//   concurrently; the phases of one channel do not). This static share stands in for the contention the
+//   SimGrid backend models properly.
+// - A RecvReduce adds n/γ (reduction throughput); a Copy or LocalReduce takes n/γ.
+// - Op start times follow the IR: after deps complete and after the channel predecessor starts.
+// With one channel and one chunk on a uniform single-switch topology, ring allreduce costs exactly
+// 2(P-1)·(α + S/(P·B)) (+ the γ term); tests pin that down.
+#pragma once
+
+#include "engine/ir/run_result.hpp"
+#include "engine/ir/schedule.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+struct CostParams {
+  // Reduction throughput per GPU in bytes of result per second. Default: about a third of A100 HBM2e
+  // bandwidth (1.6 TB/s), since a reduction reads two operands and writes one. 0 makes reductions free.
+  double reduce_Bps = 5e11;
+  double copy_Bps = 8e11;  // device-local copy (read + write of HBM)
+};
+
+RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology,
+                        const CostParams& params = {});
+
+// Communication steps: the longest chain of transfers that depend on each other (each transfer counts 1,
+// local ops 0). Ring allreduce with one chunk: 2(P-1).
+int count_steps(const Schedule& schedule);
+
+}  // namespace cclab

@@ -1,0 +1,56 @@
+#include "engine/plan/hierarchical_allreduce.hpp"
+
+#include "common/error.hpp"
+#include "engine/plan/patterns.hpp"
+#include "engine/plan/ring_pattern.hpp"
+#include "engine/plan/tree_allreduce.hpp"
+
+namespace cclab::planners {
+
+CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
+                                       const std::vector<std::vector<int>>& groups, InterAlgorithm inter,
+                                       int channels, std::uint64_t chunk_elems) {
+  const int nodes = static_cast<int>(groups.size());
+  CCLAB_ENFORCE(nodes >= 1, "hierarchical allreduce needs at least one node");
+  const int per_node = static_cast<int>(groups[0].size());
+  for (const auto& g : groups)
+    CCLAB_ENFORCE(static_cast<int>(g.size()) == per_node, "nodes differ in GPU count");
+
+  CompactSchedule s(spec, "hierarchical");
+  s.params.inter = inter == InterAlgorithm::Ring ? "ring" : "tree";
+  auto block = [&](int local) { return partition(spec.count, per_node, local); };
+  // Local rank l's block of the node's vector, in the output.
+  const BufferPlace own_block{Buffer::Output, 0, per_node, spec.count};
+
+  // 1. Intra-node reduce-scatter: local rank l's block of the output gets the node's sum. Every node runs
+  //    the same pass on its own ranks.
+  const auto intra_rs = std::make_shared<const Pass>(
+      ring_reduce_scatter_pass(identity_rings(per_node, channels), spec.count, chunk_elems));
+  for (const auto& g : groups)
+    s.add_lane(Lane{g, BufferPlace{Buffer::Input}, own_block, intra_rs});
+  s.next_phase();
+
+  // 2. Inter-node allreduce of block l among local rank l of every node, in place in the output.
+  for (int local = 0; local < per_node; ++local) {
+    const std::uint64_t count = block(local).count;
+    Pass across =
+        inter == InterAlgorithm::Ring
+            ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
+            : Pass{tree_allreduce_pass(singleton_groups(nodes), std::max(2, channels), count, chunk_elems)};
+    std::vector<int> peers;
+    for (const auto& g : groups)
+      peers.push_back(g[local]);
+    const BufferPlace in_block{Buffer::Output, block(local).offset};
+    s.add_lane(Lane{std::move(peers), in_block, in_block, std::make_shared<const Pass>(std::move(across))});
+  }
+  s.next_phase();
+
+  // 3. Intra-node allgather, in place: block l is already where the allgather wants it.
+  const auto intra_ag = std::make_shared<const Pass>(
+      ring_allgather_pass(identity_rings(per_node, channels), spec.count, chunk_elems));
+  for (const auto& g : groups)
+    s.add_lane(Lane{g, own_block, BufferPlace{Buffer::Output}, intra_ag});
+  return s;
+}
+
+}  // namespace cclab::planners

@@ -1,0 +1,88 @@
+#include "engine/plan/patterns.hpp"
+
+#include <algorithm>
+
+namespace cclab::planners {
+
+std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
+  // World ranks are ordered by (node, local rank), so a node's ranks are one run. One pass over the ranks,
+  // not a loop over node indices: those need not be dense (fuzz/topology_yaml_fuzz found a file with node
+  // 88888888 that took minutes here).
+  std::vector<std::vector<int>> groups;
+  const int world = static_cast<int>(topology.gpus().size());
+  for (int r = 0; r < world; ++r) {
+    if (r == 0 || topology.node_of_rank(r) != topology.node_of_rank(r - 1)) groups.emplace_back();
+    groups.back().push_back(r);
+  }
+  return groups;
+}
+
+std::vector<std::vector<int>> singleton_groups(int world_size) {
+  std::vector<std::vector<int>> groups;
+  for (int r = 0; r < world_size; ++r)
+    groups.push_back({r});
+  return groups;
+}
+
+std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int channels) {
+  const auto groups = node_groups(topology);
+  std::vector<std::vector<int>> rings(channels);
+  for (int c = 0; c < channels; ++c) {
+    for (const auto& group : groups) {
+      const std::size_t g = group.size();
+      for (std::size_t j = 0; j < g; ++j)
+        rings[c].push_back(group[(j + c) % g]);
+    }
+  }
+  return rings;
+}
+
+std::vector<std::vector<int>> identity_rings(int world_size, int channels) {
+  std::vector<int> ring(world_size);
+  for (int r = 0; r < world_size; ++r)
+    ring[r] = r;
+  return std::vector<std::vector<int>>(channels, ring);
+}
+
+Tree binary_tree(int n) {
+  std::vector<int> parent(n, -1);
+  for (int r = 1; r < n; ++r) {
+    const int low = r & -r;
+    int up = (r ^ low) | (low << 1);
+    if (up >= n) up = r ^ low;
+    parent[r] = up;
+  }
+  return tree_from_parents(std::move(parent));
+}
+
+Tree complementary_binary_tree(int n) {
+  const Tree base = binary_tree(n);
+  std::vector<int> parent(n, -1);
+  for (int r = 0; r < n; ++r) {
+    if (n % 2 == 0) {
+      const int p = base.parent[n - 1 - r];
+      parent[r] = p < 0 ? -1 : n - 1 - p;
+    } else {
+      const int p = base.parent[(r - 1 + n) % n];
+      parent[r] = p < 0 ? -1 : (p + 1) % n;
+    }
+  }
+  return tree_from_parents(std::move(parent));
+}
+
+Tree rooted_binary_tree(int n, int root) {
+  const Tree base = binary_tree(n);
+  std::vector<int> parent(n, -1);
+  for (int r = 0; r < n; ++r) {
+    const int p = base.parent[(r - root + n) % n];
+    parent[r] = p < 0 ? -1 : (p + root) % n;
+  }
+  return tree_from_parents(std::move(parent));
+}
+
+std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype) {
+  if (chunk_bytes == 0) return 0;
+  return std::max<std::uint64_t>(1, chunk_bytes / dtype_size_bytes(dtype));
+}
+
+}  // namespace cclab::planners

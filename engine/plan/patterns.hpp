@@ -1,0 +1,38 @@
+// Pattern math shared by the planners: rings over the topology, binary trees, and the split of a buffer into
+// channel slices, blocks and pipeline chunks. Pure functions; no schedule building here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/ir/collective.hpp"
+#include "engine/ir/compact.hpp"
+#include "engine/ir/passes.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab::planners {
+
+// Ring order per channel. Nodes follow each other in index order and the GPUs of a node are adjacent, so a
+// ring crosses each node boundary once, through the NIC nearest the exit GPU. Channel c rotates the order
+// inside every node by c, so successive channels leave and enter nodes through different GPUs and hence
+// different NICs (the rail-aligned rings NCCL builds on DGX systems).
+std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int channels);
+std::vector<std::vector<int>> identity_rings(int world_size, int channels);
+
+// Ranks grouped by node, in local-rank order.
+std::vector<std::vector<int>> node_groups(const topo::Topology& topology);
+std::vector<std::vector<int>> singleton_groups(int world_size);
+
+// The in-order binary tree NCCL uses for its double binary tree: the parent of r is found by clearing r's
+// lowest set bit b and setting the next one, (r ^ b) | (b << 1), or just clearing it when that falls outside
+// 0..n-1. Rank 0 is the root; every rank has at most two children.
+Tree binary_tree(int n);
+// The complementary tree: mirrored (n even) or shifted by one (n odd), so that no rank is interior in both.
+Tree complementary_binary_tree(int n);
+// binary_tree relabelled so that `root` is the root (rank r plays position (r - root) mod n).
+Tree rooted_binary_tree(int n, int root);
+
+// Elements per chunk for a chunk size in bytes (0 means unchunked).
+std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype);
+
+}  // namespace cclab::planners

@@ -1,0 +1,247 @@
+#include "engine/plan/registry.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "engine/model/compact_cost.hpp"
+#include "engine/plan/chain_broadcast.hpp"
+#include "engine/plan/chain_reduce.hpp"
+#include "engine/plan/halving_doubling_allreduce.hpp"
+#include "engine/plan/hierarchical_allreduce.hpp"
+#include "engine/plan/leader_allreduce.hpp"
+#include "engine/plan/patterns.hpp"
+#include "engine/plan/ring_allgather.hpp"
+#include "engine/plan/ring_allreduce.hpp"
+#include "engine/plan/ring_reduce_scatter.hpp"
+#include "engine/plan/tree_allreduce.hpp"
+#include "engine/plan/tree_broadcast.hpp"
+#include "engine/plan/tree_reduce.hpp"
+
+namespace cclab {
+namespace {
+
+using topo::Topology;
+
+// Default channels: one per NIC of a node, so rings leave each node through every NIC (NCCL opens at least as
+// many channels as NICs); at least one.
+int nics_per_node(const Topology& t) {
+  int nics = 0;
+  for (topo::VertexId v = 0; v < t.num_vertices(); ++v)
+    if (t.vertex(v).kind == topo::VertexKind::Nic && t.vertex(v).node == 0) ++nics;
+  return std::max(1, nics);
+}
+int channels_or(const PlanOptions& o, int fallback) {
+  return o.channels > 0 ? o.channels : fallback;
+}
+std::uint64_t chunk_of(const PlanOptions& o, const CollectiveSpec& spec) {
+  return planners::chunk_elems(o.chunk_bytes, spec.dtype);
+}
+
+Support needs_world(const CollectiveSpec& spec, const Topology& t) {
+  if (spec.world_size < 1) return Support::no("the world is empty");
+  if (static_cast<int>(t.gpus().size()) != spec.world_size) {
+    return Support::no(fmt::format("the topology has {} GPUs but the collective spans {} ranks",
+                                   t.gpus().size(), spec.world_size));
+  }
+  return Support::yes();
+}
+Support any(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
+  return needs_world(spec, t);
+}
+Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
+  if (auto s = needs_world(spec, t); !s.ok) return s;
+  if (!t.uniform()) return Support::no("nodes have different GPU counts");
+  if (o.inter != "ring" && o.inter != "tree")
+    return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
+  return Support::yes();
+}
+
+std::vector<std::vector<int>> rotated(std::vector<std::vector<int>> rings, int first, bool first_is_last) {
+  for (auto& ring : rings) {
+    auto it = std::find(ring.begin(), ring.end(), first);
+    std::rotate(ring.begin(), first_is_last ? std::next(it) : it, ring.end());
+  }
+  return rings;
+}
+
+// Planners that build explicit programs (one exchange partner per step, or chains) run as one explicit pass.
+CompactSchedule explicit_plan(Schedule s) {
+  const CollectiveSpec spec = s.spec;
+  std::string name = s.algorithm;
+  return one_lane(spec, std::move(name), ExplicitPass{std::move(s)});
+}
+
+std::vector<Algorithm> make_registry() {
+  std::vector<Algorithm> list;
+  auto add = [&](std::string name, Collective c, std::string description, auto supports, auto plan) {
+    list.push_back(Algorithm{std::move(name), c, std::move(description), supports,
+                             [plan, c](const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
+                               CCLAB_ENFORCE(spec.collective == c, "planner for {} given {}", to_string(c),
+                                             to_string(spec.collective));
+                               CompactSchedule s = plan(spec, t, o);
+                               s.params.chunk_bytes = o.chunk_bytes;
+                               return s;
+                             }});
+  };
+  add("ring", Collective::AllReduce,
+      "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return planners::ring_allreduce(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+                                        chunk_of(o, s));
+      });
+  add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
+      any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        const int channels = channels_or(o, std::max(2, nics_per_node(t)));
+        return planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
+      });
+  add("hierarchical", Collective::AllReduce,
+      "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",
+      uniform_nodes, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        const auto inter =
+            o.inter == "tree" ? planners::InterAlgorithm::Tree : planners::InterAlgorithm::Ring;
+        return planners::hierarchical_allreduce(s, planners::node_groups(t), inter, channels_or(o, 1),
+                                                chunk_of(o, s));
+      });
+  add("leader", Collective::AllReduce, "Horovod-style: reduce to a node leader, leaders allreduce, broadcast",
+      any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return planners::leader_allreduce(s, planners::node_groups(t), channels_or(o, 1), chunk_of(o, s));
+      });
+  add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
+      any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
+        return explicit_plan(planners::halving_doubling_allreduce(s));
+      });
+  add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return planners::ring_reduce_scatter(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+                                             chunk_of(o, s));
+      });
+  add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return planners::ring_allgather(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+                                        chunk_of(o, s));
+      });
+  add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::chain_broadcast(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false), chunk_of(o, s)));
+      });
+  add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
+      [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(planners::tree_broadcast(s, channels_or(o, 1), chunk_of(o, s)));
+      });
+  add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::chain_reduce(
+            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true), chunk_of(o, s)));
+      });
+  add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
+      [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
+      });
+  return list;
+}
+
+}  // namespace
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> registry = make_registry();
+  return registry;
+}
+
+std::vector<const Algorithm*> algorithms_for(Collective collective) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : algorithms())
+    if (a.collective == collective) out.push_back(&a);
+  return out;
+}
+
+const Algorithm* find_algorithm(Collective collective, std::string_view name) {
+  for (const Algorithm* a : algorithms_for(collective))
+    if (a->name == name) return a;
+  return nullptr;
+}
+
+std::string algorithm_names(Collective collective) {
+  std::vector<std::string> names;
+  for (const Algorithm* a : algorithms_for(collective))
+    names.push_back(a->name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,
+                        DType dtype, ReduceOp op, int root) {
+  CollectiveSpec spec;
+  spec.collective = collective;
+  spec.count = count;
+  spec.dtype = dtype;
+  spec.op = op;
+  spec.root = root;
+  spec.world_size = static_cast<int>(topology.gpus().size());
+  return spec;
+}
+
+PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                            const PlanOptions& options, const CostParams& cost) {
+  std::string chosen(name);
+  if (name == "auto") {
+    auto best = cheapest(cost_table(spec, topology, options, cost));
+    if (!best)
+      return PlannedCompact{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
+    chosen = *best;
+  }
+  const Algorithm* algorithm = find_algorithm(spec.collective, chosen);
+  if (!algorithm) {
+    throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(spec.collective),
+                                  chosen, algorithm_names(spec.collective)));
+  }
+  if (Support s = algorithm->supports(spec, topology, options); !s.ok) {
+    return PlannedCompact{std::nullopt, fmt::format("{} does not apply: {}", chosen, s.reason)};
+  }
+  return PlannedCompact{algorithm->compact(spec, topology, options), {}};
+}
+
+Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                        const PlanOptions& options, const CostParams& cost) {
+  PlannedCompact planned = plan_compact(spec, topology, name, options, cost);
+  if (!planned.schedule) return Planned{std::nullopt, std::move(planned.reason)};
+  return Planned{to_explicit(*planned.schedule), {}};
+}
+
+std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
+                                const PlanOptions& options, const CostParams& cost) {
+  std::vector<CostRow> rows;
+  for (const Algorithm* a : algorithms_for(spec.collective)) {
+    CostRow row{a->name, a->supports(spec, topology, options), 0};
+    if (row.support.ok) {
+      // On the compact form; a candidate whose model would not fit the memory budget (a tree lane walked as
+      // ops, the send table of a huge ring) is reported as not costed instead of failing the whole table.
+      try {
+        row.time_s = estimate_compact_cost(a->compact(spec, topology, options), topology, cost).total_s;
+      } catch (const ConfigError& e) {
+        row.support = Support::no(fmt::format("not costed: {}", e.what()));
+      }
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
+                                            const PlanOptions& options, const CostParams& cost) {
+  return cheapest(cost_table(spec, topology, options, cost));
+}
+
+std::optional<std::string> cheapest(const std::vector<CostRow>& rows) {
+  std::optional<std::string> best;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (const CostRow& row : rows) {
+    if (row.support.ok && row.time_s < best_time) best_time = row.time_s, best = row.algorithm;
+  }
+  return best;
+}
+
+}  // namespace cclab

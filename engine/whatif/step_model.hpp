@@ -1,0 +1,86 @@
+// The data-parallel training step as a what-if: backward produces gradients in reverse registration order,
+// they are fused into buckets, and each bucket's allreduce goes out in order on one stream, overlapped with
+// the rest of backward (PyTorch DDP; Horovod's tensor fusion). step = forward + max(backward, end of the last
+// allreduce) + optimizer. The allreduce time of a bucket comes from a timer (the α-β model or the simulator)
+// on the engine's own verified schedule for that bucket.
+//
+// Fusion comes in two styles. DDP: static buckets, greedy in ready order up to the cap (25 MiB; the first
+// bucket 1 MiB), each sent when its last gradient is ready. Horovod: a background thread wakes every cycle
+// (HOROVOD_CYCLE_TIME, 1 ms) and fuses the gradients that became ready since, up to the threshold
+// (HOROVOD_FUSION_THRESHOLD, 128 MiB; 0 disables fusion) — defaults from shared/reference/exec-anchors.md §4.
+//
+// ZeRO-style sharding (stage 2) replaces each bucket's allreduce with a reduce-scatter; each rank then runs
+// the optimizer on its 1/P shard and the updated parameters are allgathered, bucket by bucket, before the
+// next forward (not overlapped: the conservative end of what DeepSpeed achieves).
+//
+// Simplification, stated: a tensor's gradient is ready when backward has covered its share of the parameters
+// (backward time split in proportion to parameter count, last tensors first).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/collective.hpp"
+#include "engine/whatif/workload.hpp"
+
+namespace cclab {
+
+struct ComputeProfile {
+  double forward_s = 0;
+  double backward_s = 0;
+  double optimizer_s = 0;
+  int batch_per_gpu = 1;
+};
+
+// Defaults for a few workload/GPU pairs, from published per-GPU training throughput (marked as defaults:
+// measure yours). Returns false when there is no entry.
+bool default_compute(const std::string& workload, const std::string& gpu, ComputeProfile& out);
+
+enum class FusionStyle { DdpBuckets, HorovodCycle };
+
+struct FusionPolicy {
+  FusionStyle style = FusionStyle::DdpBuckets;
+  std::uint64_t threshold_bytes = 25ULL << 20;    // DDP bucket_cap_mb = 25; Horovod's fusion threshold
+  std::uint64_t first_bucket_bytes = 1ULL << 20;  // DDP's first bucket (DDP style only)
+  double cycle_s = 1e-3;                          // Horovod cycle time (Horovod style only)
+  bool fp16_compression = false;                  // reduce f16 gradients (half the bytes)
+};
+
+enum class GradientSync { AllReduce, ZeroSharded };
+
+struct Bucket {
+  std::uint64_t elements = 0;
+  std::size_t first_tensor = 0,
+              last_tensor = 0;  // registration indices covered (first >= last: reverse order)
+  double ready_s = 0, start_s = 0, end_s = 0;
+  std::string algorithm;
+  // ZeRO only: the parameter allgather of this bucket after the optimizer.
+  double gather_start_s = 0, gather_end_s = 0;
+  std::string gather_algorithm;
+};
+
+struct StepPrediction {
+  std::vector<Bucket> buckets;
+  double step_s = 0;
+  double compute_s = 0;        // forward + backward + optimizer
+  double communication_s = 0;  // sum of allreduce times
+  double exposed_s = 0;        // step - compute: the communication backward did not hide
+  double samples_per_s = 0;
+  double speedup = 0;     // over one GPU running the same per-GPU batch without communication
+  double efficiency = 0;  // speedup / GPUs
+};
+
+// Time of one allreduce of `spec`; sets `algorithm` to the algorithm it used (for "auto").
+using CollectiveTimer = std::function<double(const CollectiveSpec& spec, std::string& algorithm)>;
+
+// Buckets in send order with their ready times (DDP: static; Horovod: per cycle).
+std::vector<Bucket> make_buckets(const Workload& workload, const ComputeProfile& compute,
+                                 const FusionPolicy& fusion, DType dtype);
+// `straggler_factor` > 1: the slowest GPU's compute is that much slower; it sets the step's pace (every
+// bucket waits for its gradients), while the one-GPU reference of speedup and efficiency stays healthy.
+StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
+                            const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer,
+                            GradientSync sync = GradientSync::AllReduce, double straggler_factor = 1.0);
+
+}  // namespace cclab
