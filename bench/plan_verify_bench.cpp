@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "engine/check/verified.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "topology/presets.hpp"
 

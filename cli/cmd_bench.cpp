@@ -25,7 +25,7 @@
 #include "engine/check/verified.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "real/check_data.hpp"
 #include "real/executor.hpp"

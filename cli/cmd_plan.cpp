@@ -13,7 +13,7 @@
 #include "engine/check/verified.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/ir/schedule_json.hpp"
 #include "engine/ir/trace.hpp"
 #include "engine/check/verifier.hpp"
@@ -35,10 +35,10 @@ struct PlanArgs {
   std::string memory_budget;
 };
 
-void print_cost_table(const CollectiveSpec& spec, const std::vector<CostRow>& rows) {
+void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& rows) {
   fmt::print("{:<18} {:>12} {:>12} {:>12}  {}\n", "algorithm", "time", "algbw(GB/s)", "busbw(GB/s)",
              "status");
-  for (const CostRow& row : rows) {
+  for (const Candidate& row : rows) {
     if (!row.support.ok) {
       fmt::print("{:<18} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", row.support.reason);
       continue;
@@ -123,17 +123,21 @@ void run_plan(const PlanArgs& args) {
   const PlanOptions options = args.collective.plan_options();
   const CostParams cost = args.collective.cost_params();
 
-  std::string algorithm = args.algorithm;
-  if (algorithm == "auto") {
-    const auto rows = cost_table(spec, topology, options, cost);
-    fmt::print("cost table ({}, α-β model, {}):\n", topology.name(), describe(spec));
-    print_cost_table(spec, rows);
-    fmt::print("\n");
-    if (auto best = cheapest(rows)) algorithm = *best;
-  }
   const auto t0 = std::chrono::steady_clock::now();
-  PlannedCompact planned = plan_compact(spec, topology, algorithm, options, cost);
-  if (!planned.schedule) throw ConfigError(planned.reason);
+  PlannedCompact planned;
+  if (args.algorithm == "auto") {
+    // The table's candidates are planned once; the winner is the table's own plan.
+    Selector selector(cost);
+    fmt::print("cost table ({}, α-β model, {}):\n", topology.name(), describe(spec));
+    print_cost_table(spec, selector.table(spec, topology, options));
+    fmt::print("\n");
+    const Candidate& best = selector.choose(spec, topology, "auto", options);
+    if (!best.support.ok) throw ConfigError(best.support.reason);
+    planned.schedule = *best.schedule;
+  } else {
+    planned = plan_compact(spec, topology, args.algorithm, options, cost);
+    if (!planned.schedule) throw ConfigError(planned.reason);
+  }
   const auto t1 = std::chrono::steady_clock::now();
   const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule), depth);
   const auto t2 = std::chrono::steady_clock::now();

@@ -11,8 +11,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/prediction.hpp"
+#include "cli/options.hpp"
 #include "common/error.hpp"
+#include "engine/whatif/predict.hpp"
 #include "engine/whatif/scenario.hpp"
 
 namespace cclab::cli {
@@ -76,11 +77,13 @@ void run_predict(const PredictArgs& args) {
                                 ? parse_scenario(default_scenario_text(), "<built-in default>", "", overrides)
                                 : load_scenario(args.scenario, overrides);
   const bool table = args.format == "table";
-  VerifyPolicy verify;
-  if (args.verify == "all") verify.full_up_to_ops = SIZE_MAX;
-  if (args.verify == "none") verify.check = false;
+  PredictOptions options;
+  options.progress = table && ::isatty(STDERR_FILENO);
+  if (args.verify == "all") options.verify.full_up_to_ops = SIZE_MAX;
+  if (args.verify == "none") options.verify.check = false;
+  options.simulate = simulator_timer();
   PredictStats stats;
-  const auto results = predict_scenario(scenario, table && ::isatty(STDERR_FILENO), verify, &stats);
+  const auto results = predict_scenario(scenario, options, &stats);
   if (args.format == "csv") {
     fmt::print("{}", results_csv(scenario, results));
   } else if (args.format == "json") {

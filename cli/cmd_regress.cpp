@@ -15,8 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/prediction.hpp"
+#include "cli/options.hpp"
 #include "common/error.hpp"
+#include "engine/whatif/predict.hpp"
 #include "engine/whatif/scenario.hpp"
 
 namespace cclab::cli {
@@ -165,7 +166,10 @@ int run_regress(const RegressArgs& args) {
     const Scenario scenario = load_scenario(path);
     if (!names.insert(scenario.name).second)
       throw ConfigError(fmt::format("{}: scenario name '{}' is used twice", path, scenario.name));
-    const auto results = predict_scenario(scenario, ::isatty(STDERR_FILENO));
+    PredictOptions options;
+    options.progress = ::isatty(STDERR_FILENO);
+    options.simulate = simulator_timer();
+    const auto results = predict_scenario(scenario, options);
     for (const PointResult& r : results) {
       current[key_of(scenario.name, r.point->label())] =
           Figures{r.point->gpus(), r.prediction.step_s, r.prediction.efficiency};

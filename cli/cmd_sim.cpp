@@ -5,7 +5,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/ir/trace.hpp"
 #include "engine/check/verifier.hpp"
 #include "sim/simulator.hpp"

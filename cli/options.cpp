@@ -4,6 +4,9 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#if CCLAB_HAVE_SIMGRID
+#include "sim/timer.hpp"
+#endif
 
 namespace cclab::cli {
 
@@ -72,6 +75,14 @@ CostParams CollectiveArgs::cost_params() const {
     throw ConfigError(fmt::format("--reduce-bw: {}", e.what()));
   }
   return p;
+}
+
+ScheduleTimer simulator_timer() {
+#if CCLAB_HAVE_SIMGRID
+  return sim::schedule_timer();
+#else
+  return {};
+#endif
 }
 
 }  // namespace cclab::cli

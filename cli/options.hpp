@@ -7,6 +7,7 @@
 
 #include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
+#include "engine/whatif/predict.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::cli {
@@ -28,5 +29,9 @@ struct CollectiveArgs {
   PlanOptions plan_options() const;
   CostParams cost_params() const;
 };
+
+// The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built without
+// SimGrid (points with `backend: sim` are then refused with the reason).
+ScheduleTimer simulator_timer();
 
 }  // namespace cclab::cli

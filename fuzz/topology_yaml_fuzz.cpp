@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "topology/yaml_io.hpp"

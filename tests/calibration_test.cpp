@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "engine/model/cost.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "real/calibration.hpp"
 
 namespace cclab::real {

@@ -2,10 +2,12 @@
 // form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
@@ -18,7 +20,7 @@
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
 #include "engine/plan/tree_reduce.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "topology/presets.hpp"
 
@@ -224,6 +226,35 @@ TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {
   const double bytes = count * 4.0;
   EXPECT_NEAR(one_chunk, (p - 1) * (alpha + bytes / bandwidth), 1e-9);
   EXPECT_NEAR(pipelined, (p - 1 + k - 1) * (alpha + bytes / k / bandwidth), 1e-9);
+}
+
+// The one `auto`: each candidate planned and checked once, the winner being the table's own plan.
+TEST(Selection, PlansEachCandidateOnceAndReusesTheWinner) {
+  const topo::Topology t = topo::make_preset("dgx_a100:2");
+  const CollectiveSpec s = spec_for(t, Collective::AllReduce, 1 << 22, DType::F32);
+  int planned = 0;
+  Selector selector({}, [&](const CompactSchedule&) { ++planned; });
+  const std::vector<Candidate> rows = selector.table(s, t);
+  const int applicable = static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const Candidate& c) {
+    return c.support.ok;
+  }));
+  EXPECT_EQ(planned, applicable);
+  const Candidate& best = selector.choose(s, t, "auto");
+  ASSERT_TRUE(best.support.ok);
+  for (const Candidate& row : rows) {
+    if (row.support.ok) {
+      EXPECT_GE(row.time_s, best.time_s) << row.algorithm;
+    }
+    if (row.algorithm == best.algorithm) {
+      EXPECT_EQ(row.schedule, best.schedule);  // the same plan, not a new one
+    }
+  }
+  EXPECT_EQ(&selector.choose(s, t, best.algorithm), &best);
+  EXPECT_EQ(planned, applicable);  // nothing planned again
+  // Another size is another key: planned anew.
+  (void)selector.choose(spec_for(t, Collective::AllReduce, 1 << 10, DType::F32), t, "ring");
+  EXPECT_EQ(planned, applicable + 1);
+  EXPECT_THROW(selector.choose(s, t, "no_such_algorithm"), ConfigError);
 }
 
 TEST(Selection, PicksTheCheapestAndExplainsTheRest) {

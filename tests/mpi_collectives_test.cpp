@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "real/check_data.hpp"
 #include "real/executor.hpp"

@@ -6,7 +6,7 @@
 #include "common/error.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allreduce.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/ir/schedule_json.hpp"
 #include "engine/check/verifier.hpp"
 #include "tests/harness.hpp"

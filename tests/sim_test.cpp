@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/model/cost.hpp"
-#include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"

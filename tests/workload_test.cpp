@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "engine/whatif/fusion.hpp"
 #include "engine/whatif/step_model.hpp"
 #include "engine/whatif/workload.hpp"
 
@@ -95,6 +96,27 @@ TEST(Workload, BadSpecsSayWhatIsValid) {
 
 namespace cclab {
 namespace {
+
+// The one fusion rule set both the step model and the training loop use.
+TEST(Fusion, DdpClosesAtTheCapHorovodNeverPassesIt) {
+  const std::vector<std::uint64_t> bytes{3, 3, 3, 10, 1, 1};
+  auto spans = [](const std::vector<BucketSpan>& b) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (const BucketSpan& s : b) out.push_back({s.begin, s.end});
+    return out;
+  };
+  using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
+  // DDP: first cap 4 (closes after 3+3), then cap 5: 3+10 passes it with its last gradient; 1+1 left open.
+  const auto ddp = assign_buckets(bytes, FusionRule{4, 5, false});
+  EXPECT_EQ(spans(ddp), (Spans{{0, 2}, {2, 4}, {4, 6}}));
+  EXPECT_EQ(ddp[1].bytes, 13u);
+  // Horovod: never past 5; the 10-byte gradient travels alone.
+  EXPECT_EQ(spans(assign_buckets(bytes, FusionRule{5, 5, true})), (Spans{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 6}}));
+  // A new cycle tick closes the bucket even below the cap.
+  const std::vector<double> ticks{1, 1, 2, 2, 2, 3};
+  EXPECT_EQ(spans(assign_buckets(bytes, FusionRule{100, 100, true}, ticks)), (Spans{{0, 2}, {2, 5}, {5, 6}}));
+  EXPECT_TRUE(assign_buckets({}, FusionRule{}).empty());
+}
 
 TEST(StepModel, BucketsFollowDdpRules) {
   const Workload w = make_workload("resnet50");

@@ -165,6 +165,12 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
   return nullptr;
 }
 
+const Algorithm& require_algorithm(Collective collective, std::string_view name) {
+  if (const Algorithm* a = find_algorithm(collective, name)) return *a;
+  throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(collective), name,
+                                algorithm_names(collective)));
+}
+
 std::string algorithm_names(Collective collective) {
   std::vector<std::string> names;
   for (const Algorithm* a : algorithms_for(collective))
@@ -182,66 +188,6 @@ CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, s
   spec.root = root;
   spec.world_size = static_cast<int>(topology.gpus().size());
   return spec;
-}
-
-PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
-                            const PlanOptions& options, const CostParams& cost) {
-  std::string chosen(name);
-  if (name == "auto") {
-    auto best = cheapest(cost_table(spec, topology, options, cost));
-    if (!best)
-      return PlannedCompact{std::nullopt, fmt::format("no {} algorithm applies", to_string(spec.collective))};
-    chosen = *best;
-  }
-  const Algorithm* algorithm = find_algorithm(spec.collective, chosen);
-  if (!algorithm) {
-    throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(spec.collective),
-                                  chosen, algorithm_names(spec.collective)));
-  }
-  if (Support s = algorithm->supports(spec, topology, options); !s.ok) {
-    return PlannedCompact{std::nullopt, fmt::format("{} does not apply: {}", chosen, s.reason)};
-  }
-  return PlannedCompact{algorithm->compact(spec, topology, options), {}};
-}
-
-Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
-                        const PlanOptions& options, const CostParams& cost) {
-  PlannedCompact planned = plan_compact(spec, topology, name, options, cost);
-  if (!planned.schedule) return Planned{std::nullopt, std::move(planned.reason)};
-  return Planned{to_explicit(*planned.schedule), {}};
-}
-
-std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
-                                const PlanOptions& options, const CostParams& cost) {
-  std::vector<CostRow> rows;
-  for (const Algorithm* a : algorithms_for(spec.collective)) {
-    CostRow row{a->name, a->supports(spec, topology, options), 0};
-    if (row.support.ok) {
-      // On the compact form; a candidate whose model would not fit the memory budget (a tree lane walked as
-      // ops, the send table of a huge ring) is reported as not costed instead of failing the whole table.
-      try {
-        row.time_s = estimate_compact_cost(a->compact(spec, topology, options), topology, cost).total_s;
-      } catch (const ConfigError& e) {
-        row.support = Support::no(fmt::format("not costed: {}", e.what()));
-      }
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
-                                            const PlanOptions& options, const CostParams& cost) {
-  return cheapest(cost_table(spec, topology, options, cost));
-}
-
-std::optional<std::string> cheapest(const std::vector<CostRow>& rows) {
-  std::optional<std::string> best;
-  double best_time = std::numeric_limits<double>::infinity();
-  for (const CostRow& row : rows) {
-    if (row.support.ok && row.time_s < best_time) best_time = row.time_s, best = row.algorithm;
-  }
-  return best;
 }
 
 }  // namespace cclab

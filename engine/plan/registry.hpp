@@ -1,6 +1,6 @@
 // The algorithm registry: every planner by collective and name, with a description and a supports() predicate
-// that says why it does not apply ("doesn't apply" is a value, not an exception), and selection by the α-β
-// cost.
+// that says why it does not apply ("doesn't apply" is a value, not an exception). Selection (`auto`) and the
+// plan-by-name entry points are in engine/plan/selection.hpp.
 #pragma once
 
 #include <functional>
@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/model/cost.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/schedule.hpp"
 #include "topology/topology.hpp"
@@ -45,41 +44,12 @@ struct Algorithm {
 const std::vector<Algorithm>& algorithms();
 std::vector<const Algorithm*> algorithms_for(Collective collective);
 const Algorithm* find_algorithm(Collective collective, std::string_view name);
+// find_algorithm, or ConfigError naming the valid ones.
+const Algorithm& require_algorithm(Collective collective, std::string_view name);
 std::string algorithm_names(Collective collective);  // "ring, tree, ..." for error messages
 
 // The spec a topology implies: world size = its GPU count.
 CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,
                         DType dtype, ReduceOp op = ReduceOp::Sum, int root = 0);
-
-// A plan, or why there is none.
-struct Planned {
-  std::optional<Schedule> schedule;
-  std::string reason;
-};
-// The compact plan, or why there is none.
-struct PlannedCompact {
-  std::optional<CompactSchedule> schedule;
-  std::string reason;
-};
-// Plans `name` ("auto" selects the cheapest). Unknown names throw ConfigError listing the valid ones.
-PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
-                            const PlanOptions& options = {}, const CostParams& cost = {});
-// The same, expanded to the explicit form.
-Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
-                        const PlanOptions& options = {}, const CostParams& cost = {});
-
-// One row per algorithm of the collective: its modelled time, or why it does not apply.
-struct CostRow {
-  std::string algorithm;
-  Support support;
-  double time_s = 0;
-};
-std::vector<CostRow> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
-                                const PlanOptions& options = {}, const CostParams& cost = {});
-// The cheapest supported row of a cost table, or nullopt when none applies.
-std::optional<std::string> cheapest(const std::vector<CostRow>& rows);
-// The cheapest supported algorithm's name, or nullopt when none applies.
-std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
-                                            const PlanOptions& options = {}, const CostParams& cost = {});
 
 }  // namespace cclab

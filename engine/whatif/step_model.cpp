@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "engine/whatif/fusion.hpp"
 
 namespace cclab {
 
@@ -53,39 +54,29 @@ std::vector<Bucket> make_buckets(const Workload& w, const ComputeProfile& comput
   const std::vector<double> ready = ready_times(w, compute);
   const std::uint64_t elem = dtype_size_bytes(dtype);
   const bool horovod = fusion.style == FusionStyle::HorovodCycle;
-  // Horovod: the tick of the background cycle at or after the gradient is ready.
-  auto tick_of = [&](std::size_t k) {
-    if (!horovod || fusion.cycle_s <= 0) return ready[k];
-    return std::ceil(ready[k] / fusion.cycle_s - 1e-9) * fusion.cycle_s;
-  };
-  std::vector<Bucket> buckets;
-  std::uint64_t cap =
-      !horovod && fusion.first_bucket_bytes > 0 ? fusion.first_bucket_bytes : fusion.threshold_bytes;
-  Bucket current;
-  bool open = false;
-  for (std::size_t k = w.tensors.size(); k-- > 0;) {
-    const std::uint64_t bytes = w.tensors[k].elements * elem;
-    // Horovod closes a buffer at each cycle and before it would pass the threshold.
-    if (open && horovod &&
-        (tick_of(k) != current.ready_s || (current.elements * elem + bytes > fusion.threshold_bytes))) {
-      buckets.push_back(current);
-      open = false;
-    }
-    if (!open) {
-      current = Bucket{};
-      current.first_tensor = k;
-      open = true;
-    }
-    current.elements += w.tensors[k].elements;
-    current.last_tensor = k;
-    current.ready_s = tick_of(k);
-    if (!horovod && current.elements * elem >= cap) {
-      buckets.push_back(current);
-      open = false;
-      cap = fusion.threshold_bytes;
-    }
+  // Gradients become ready in reverse registration order.
+  const std::size_t n = w.tensors.size();
+  std::vector<std::uint64_t> bytes(n);
+  std::vector<double> tick(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t k = n - 1 - j;
+    bytes[j] = w.tensors[k].elements * elem;
+    // Horovod: the tick of the background cycle at or after the gradient is ready.
+    tick[j] = horovod && fusion.cycle_s > 0 ? std::ceil(ready[k] / fusion.cycle_s - 1e-9) * fusion.cycle_s
+                                            : ready[k];
   }
-  if (open) buckets.push_back(current);
+  const FusionRule rule{
+      !horovod && fusion.first_bucket_bytes > 0 ? fusion.first_bucket_bytes : fusion.threshold_bytes,
+      fusion.threshold_bytes, horovod};
+  std::vector<Bucket> buckets;
+  for (const BucketSpan& span : assign_buckets(bytes, rule, horovod ? std::span<const double>(tick) : std::span<const double>())) {
+    Bucket b;
+    b.first_tensor = n - 1 - span.begin;
+    b.last_tensor = n - span.end;
+    for (std::size_t j = span.begin; j < span.end; ++j) b.elements += w.tensors[n - 1 - j].elements;
+    b.ready_s = tick[span.end - 1];  // sent when its last gradient is (Horovod: at that tick)
+    buckets.push_back(std::move(b));
+  }
   return buckets;
 }
 
@@ -127,7 +118,13 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
   }
   const double backward_end = compute.forward_s + compute.backward_s;
   const double optimizer_s = zero ? compute.optimizer_s / world_size : compute.optimizer_s;
-  double end = std::max(backward_end, stream_free) + optimizer_s;
+  const double optimizer_start = std::max(backward_end, stream_free);
+  double end = optimizer_start + optimizer_s;
+  p.slowest = {compute.forward_s, backward_end, optimizer_start, end};
+  // A healthy GPU computes at its own pace, then waits for the slowest one's gradients like everyone.
+  const double healthy_optimizer_s = zero ? healthy.optimizer_s / world_size : healthy.optimizer_s;
+  p.healthy = {healthy.forward_s, healthy.forward_s + healthy.backward_s, optimizer_start,
+               optimizer_start + healthy_optimizer_s};
   if (zero) {
     for (Bucket& b : p.buckets) {
       b.gather_start_s = end;

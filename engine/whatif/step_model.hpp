@@ -60,8 +60,18 @@ struct Bucket {
   std::string gather_algorithm;
 };
 
+// One GPU's compute in a step, from the step's start (the step's timeline draws these).
+struct ComputeSpans {
+  double forward_end_s = 0;
+  double backward_end_s = 0;
+  double optimizer_start_s = 0;  // after the last gradient is reduced and the slowest backward is done
+  double optimizer_end_s = 0;
+};
+
 struct StepPrediction {
   std::vector<Bucket> buckets;
+  ComputeSpans slowest;  // the slowest GPU's, which sets the step's pace
+  ComputeSpans healthy;  // every other GPU's (the same as slowest without stragglers)
   double step_s = 0;
   double compute_s = 0;        // forward + backward + optimizer
   double communication_s = 0;  // sum of allreduce times

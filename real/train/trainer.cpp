@@ -13,10 +13,11 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/exec/reduce_kernels.hpp"
-#include "engine/plan/registry.hpp"
-#include "engine/ir/trace.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/exec/reduce_kernels.hpp"
+#include "engine/ir/trace.hpp"
+#include "engine/plan/selection.hpp"
+#include "engine/whatif/fusion.hpp"
 #include "real/executor.hpp"
 #include "real/mpi_transport.hpp"
 #include "real/point_to_point.hpp"
@@ -249,22 +250,25 @@ class Trainer {
     }
   }
 
-  // Gradients become ready in reverse registration order; DDP fills a small first bucket, then full ones.
+  // Gradients become ready in reverse registration order; they are fused by the rule the step model predicts
+  // with (engine/whatif/fusion.hpp): DDP fills a small first bucket, then full ones; Horovod one threshold.
   void make_buckets() {
     buckets_.clear();
     bucket_of_.assign(params_.size(), -1);
-    std::uint64_t capacity = o_.fusion == "ddp" ? o_.first_bucket_bytes : o_.bucket_bytes;
-    for (int i = static_cast<int>(params_.size()) - 1; i >= 0; --i) {
-      const std::uint64_t bytes = static_cast<std::uint64_t>(params_[i].numel()) * 4;
-      if (buckets_.empty() || (buckets_.back().count > 0 && buckets_.back().count * 4 + bytes > capacity)) {
-        if (!buckets_.empty()) capacity = o_.bucket_bytes;
-        buckets_.emplace_back();
+    const int n = static_cast<int>(params_.size());
+    std::vector<std::uint64_t> bytes(params_.size());
+    for (int j = 0; j < n; ++j) bytes[j] = static_cast<std::uint64_t>(params_[n - 1 - j].numel()) * 4;
+    const bool ddp = o_.fusion == "ddp";
+    const FusionRule rule{ddp ? o_.first_bucket_bytes : o_.bucket_bytes, o_.bucket_bytes, !ddp};
+    for (const BucketSpan& span : assign_buckets(bytes, rule)) {
+      Bucket& b = buckets_.emplace_back();
+      for (std::size_t j = span.begin; j < span.end; ++j) {
+        const int i = n - 1 - static_cast<int>(j);
+        bucket_of_[i] = static_cast<int>(buckets_.size()) - 1;
+        b.params.push_back(i);
+        b.offsets.push_back(b.count);
+        b.count += params_[i].numel();
       }
-      Bucket& b = buckets_.back();
-      bucket_of_[i] = static_cast<int>(buckets_.size()) - 1;
-      b.params.push_back(i);
-      b.offsets.push_back(b.count);
-      b.count += params_[i].numel();
     }
     const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
     for (Bucket& b : buckets_) {

@@ -1,108 +1,66 @@
-#include "cli/prediction.hpp"
+#include "engine/whatif/predict.hpp"
 
 #include <algorithm>
-
-#include <unistd.h>
-
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/model/cost.hpp"
-#include "engine/model/compact_cost.hpp"
-#include "engine/plan/registry.hpp"
 #include "engine/ir/trace.hpp"
-#include "engine/check/verifier.hpp"
-#if CCLAB_HAVE_SIMGRID
-#include "sim/simulator.hpp"
-#endif
+#include "engine/plan/selection.hpp"
 
-namespace cclab::cli {
+namespace cclab {
 namespace {
 
-// Collective times are cached per (topology, collective, algorithm, size, dtype, plan options, backend):
-// a sweep meets the same bucket sizes over and over, and a 256-rank schedule takes a while to verify.
-using TimeKey = std::tuple<const topo::Topology*, Collective, std::string, std::uint64_t, DType,
-                           std::uint64_t, int, TimeBackend>;
-
-struct Timed {
-  double seconds;
-  std::string algorithm;  // the one "auto" chose
-};
-
+// The time of each bucket's collective: the Selector plans, checks and α-β-costs each distinct (topology,
+// spec, options, algorithm) once; a sweep meets the same bucket sizes over and over. Simulated times are
+// cached per schedule.
 class CollectiveTimes {
  public:
-  CollectiveTimes(const VerifyPolicy& verify, PredictStats& stats) : verify_(verify), stats_(stats) {}
+  CollectiveTimes(const PredictOptions& options, PredictStats& stats)
+      : options_(options), stats_(stats), selector_({}, [this](const CompactSchedule& s) { check(s); }) {}
 
-  // "auto" takes the algorithm with the least α-β time, from the same cache the named algorithms fill (so a
-  // sweep that also has ring, tree, ... plans each schedule once); the sim backend then simulates that one.
-  Timed time(const ScenarioPoint& p, const CollectiveSpec& bucket) {
-    std::string algorithm = p.algorithm;
-    if (algorithm == "auto") {
-      std::optional<double> best;
-      for (const Algorithm* a : algorithms_for(bucket.collective)) {
-        const auto t = modelled(p, bucket, a->name, TimeBackend::AlphaBeta);
-        if (t && (!best || *t < *best)) best = t, algorithm = a->name;
-      }
-      if (!best) {
-        throw ConfigError(
-            fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective), p.gpus()));
-      }
+  const Candidate& time(const ScenarioPoint& p, const CollectiveSpec& bucket, double& seconds) {
+    const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
+    const Candidate& c = selector_.choose(spec, *p.topology, p.algorithm, p.plan);
+    if (!c.support.ok) {
+      throw ConfigError(p.algorithm == "auto"
+                            ? fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective),
+                                          p.gpus())
+                            : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm,
+                                          to_string(bucket.collective), p.gpus(), c.support.reason));
     }
-    const auto t = modelled(p, bucket, algorithm, p.backend);
-    if (!t) {
-      throw ConfigError(fmt::format("{} {} does not apply on {} GPUs: {}", algorithm,
-                                    to_string(bucket.collective), p.gpus(), unsupported_[algorithm]));
+    seconds = c.time_s;
+    if (p.backend == TimeBackend::Sim) {
+      if (!options_.simulate) throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
+      auto [it, fresh] = simulated_.try_emplace(c.schedule.get(), 0.0);
+      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology);
+      seconds = it->second;
     }
-    return {*t, algorithm};
+    return c;
   }
 
  private:
-  // The time of one named algorithm's schedule, or nothing when it does not apply to this world.
-  std::optional<double> modelled(const ScenarioPoint& p, const CollectiveSpec& bucket,
-                                 const std::string& algorithm, TimeBackend backend) {
-    const TimeKey key{p.topology.get(), bucket.collective,  algorithm,       bucket.count,
-                      bucket.dtype,     p.plan.chunk_bytes, p.plan.channels, backend};
-    if (auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
-    const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
-    PlannedCompact planned = plan_compact(spec, *p.topology, algorithm, p.plan);
-    if (!planned.schedule) {
-      unsupported_[algorithm] = planned.reason;
-      return cache_.emplace(key, std::nullopt).first->second;
-    }
+  // Every schedule passes the compact checks (O(C·P) for ring and tree passes) before it is costed; small
+  // ones are also expanded and fully verified.
+  void check(const CompactSchedule& s) {
     ++stats_.schedules;
-    // Every schedule passes the compact checks (O(C·P) for ring and tree passes); small ones are also
-    // expanded and fully verified.
-    if (verify_.check) {
-      const bool full = count_explicit_ops(*planned.schedule) <= verify_.full_up_to_ops;
-      (void)verify_compact(*planned.schedule, full ? VerifyDepth::All : VerifyDepth::Patterns);
-      ++stats_.checked;
-      if (full) ++stats_.verified;
-    }
-    double seconds = 0;
-    if (backend == TimeBackend::Sim) {
-#if CCLAB_HAVE_SIMGRID
-      seconds = sim::simulate(to_explicit(*planned.schedule), *p.topology).total_s;
-#else
-      throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
-#endif
-    } else {
-      seconds = estimate_compact_cost(*planned.schedule, *p.topology).total_s;
-    }
-    return cache_.emplace(key, seconds).first->second;
+    if (!options_.verify.check) return;
+    const bool full = count_explicit_ops(s) <= options_.verify.full_up_to_ops;
+    (void)verify_compact(s, full ? VerifyDepth::All : VerifyDepth::Patterns);
+    ++stats_.checked;
+    if (full) ++stats_.verified;
   }
 
-  VerifyPolicy verify_;
+  const PredictOptions& options_;
   PredictStats& stats_;
-  std::map<TimeKey, std::optional<double>> cache_;
-  std::map<std::string, std::string> unsupported_;
+  Selector selector_;
+  std::map<const CompactSchedule*, double> simulated_;  // the selector owns the schedules
 };
 
 std::string summarize_algorithms(const StepPrediction& p) {
@@ -133,10 +91,11 @@ std::string swept_value(const ScenarioPoint& p, const std::string& field) {
 
 }  // namespace
 
-std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progress, const VerifyPolicy& verify,
+std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options,
                                           PredictStats* stats) {
+  const bool progress = options.progress;
   PredictStats local;
-  CollectiveTimes times(verify, stats ? *stats : local);
+  CollectiveTimes times(options, stats ? *stats : local);
   std::vector<PointResult> results;
   for (std::size_t i = 0; i < scenario.points.size(); ++i) {
     const ScenarioPoint& p = scenario.points[i];
@@ -145,9 +104,9 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progres
                  p.algorithm, p.swept.empty() ? "" : ": ", p.label());
     }
     CollectiveTimer timer = [&](const CollectiveSpec& bucket, std::string& used) {
-      const Timed t = times.time(p, bucket);
-      used = t.algorithm;
-      return t.seconds;
+      double seconds = 0;
+      used = times.time(p, bucket, seconds).algorithm;
+      return seconds;
     };
     PointResult r{&p,
                   predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync,
@@ -159,9 +118,9 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progres
       ScenarioPoint after = p;
       after.topology = p.shrunk_topology;
       CollectiveTimer after_timer = [&](const CollectiveSpec& bucket, std::string& used) {
-        const Timed t = times.time(after, bucket);
-        used = t.algorithm;
-        return t.seconds;
+        double seconds = 0;
+        used = times.time(after, bucket, seconds).algorithm;
+        return seconds;
       };
       const StepPrediction shrunk = predict_step(*p.workload, p.compute, p.fusion, after.gpus(), after_timer,
                                                  p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
@@ -369,10 +328,9 @@ void add_elastic_job(const PointResult& result, int pid, std::vector<TraceSpan>&
 void write_step_timeline(const PointResult& result, const std::string& path) {
   const ScenarioPoint& point = *result.point;
   const StepPrediction& p = result.prediction;
-  const ComputeProfile& c = point.compute;
   // Data parallelism is symmetric in this model: every rank has the same timeline, except that stragglers
   // (shown as the first ranks) compute slower and the others wait for their gradients. All ranks are written
-  // (up to 1,024) so that the trace reads like a measured one.
+  // (up to 1,024) so that the trace reads like a measured one. The compute spans are the step model's own.
   const int ranks = std::min(point.gpus(), 1024);
   const bool zero = point.sync == GradientSync::ZeroSharded;
   const DType dtype = point.fusion.fp16_compression ? DType::F16 : DType::F32;
@@ -381,25 +339,19 @@ void write_step_timeline(const PointResult& result, const std::string& path) {
   TraceRows rows;
   for (int r = 0; r < ranks; ++r) {
     const bool straggler = r < point.stragglers.gpus && slow != 1.0;
-    const double pace = straggler ? slow : 1.0;
+    const ComputeSpans& c = straggler ? p.slowest : p.healthy;
     rows.processes[r] =
         straggler ? fmt::format("rank {} (straggler, compute x{:g})", r, slow) : fmt::format("rank {}", r);
     rows.threads[{r, 0}] = "compute";
     rows.threads[{r, 1}] = "communication";
-    const double forward_end = c.forward_s * pace;
-    const double backward_end = forward_end + c.backward_s * pace;
-    spans.push_back({r, 0, "forward", "compute", 0, forward_end, {}});
-    spans.push_back({r, 0, "backward", "compute", forward_end, backward_end, {}});
+    spans.push_back({r, 0, "forward", "compute", 0, c.forward_end_s, {}});
+    spans.push_back({r, 0, "backward", "compute", c.forward_end_s, c.backward_end_s, {}});
     // The buckets were timed at the slowest rank's pace: a healthy rank's gradients wait for the straggler's.
-    const double slowest_backward_end = (c.forward_s + c.backward_s) * slow;
-    if (backward_end < slowest_backward_end)
+    if (c.backward_end_s < p.slowest.backward_end_s)
       spans.push_back(
-          {r, 0, "wait for the stragglers' gradients", "fault", backward_end, slowest_backward_end, {}});
-    const double optimizer_start =
-        std::max(slowest_backward_end, p.buckets.empty() ? 0 : p.buckets.back().end_s);
-    const double optimizer_s = (zero ? c.optimizer_s / point.gpus() : c.optimizer_s) * pace;
-    if (optimizer_s > 0)
-      spans.push_back({r, 0, "optimizer", "compute", optimizer_start, optimizer_start + optimizer_s, {}});
+          {r, 0, "wait for the stragglers' gradients", "fault", c.backward_end_s, p.slowest.backward_end_s, {}});
+    if (c.optimizer_end_s > c.optimizer_start_s)
+      spans.push_back({r, 0, "optimizer", "compute", c.optimizer_start_s, c.optimizer_end_s, {}});
     for (std::size_t i = 0; i < p.buckets.size(); ++i) {
       const Bucket& b = p.buckets[i];
       const std::string bytes = std::to_string(b.elements * dtype_size_bytes(dtype));
@@ -457,4 +409,4 @@ void write_step_timeline(const PointResult& result, const std::string& path) {
   if (!out) throw ConfigError(fmt::format("{}: write failed", path));
 }
 
-}  // namespace cclab::cli
+}  // namespace cclab

@@ -1,17 +1,21 @@
-// Running a scenario: one training-step prediction per point, with the collective times from the α-β model or
-// SimGrid on the engine's own verified schedules. Shared by `cclab predict` and `cclab regress`.
+// The predict use case: one training-step prediction per point of a scenario, with the collective times from
+// the α-β model or a simulator on the engine's own checked schedules, selected (`auto`) by the one Selector
+// (engine/plan/selection.hpp). Shared by `cclab predict` and `cclab regress`. The simulator is injected
+// (ScheduleTimer): engine/ never depends on sim/.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ir/compact.hpp"
 #include "engine/whatif/scenario.hpp"
 #include "engine/whatif/step_model.hpp"
 
-namespace cclab::cli {
+namespace cclab {
 
 struct PointResult {
   const ScenarioPoint* point = nullptr;
@@ -36,9 +40,18 @@ struct PredictStats {
   std::size_t verified = 0;   // expanded and fully verified
 };
 
-// Predicts every point of `scenario` in order. With `progress`, a progress line on stderr.
-std::vector<PointResult> predict_scenario(const Scenario& scenario, bool progress,
-                                          const VerifyPolicy& verify = {}, PredictStats* stats = nullptr);
+// The time of one checked schedule on a topology by another backend than α-β (SimGrid: sim/timer.hpp).
+using ScheduleTimer = std::function<double(const CompactSchedule& schedule, const topo::Topology& topology)>;
+
+struct PredictOptions {
+  bool progress = false;   // a progress line on stderr
+  VerifyPolicy verify;
+  ScheduleTimer simulate;  // for points with `backend: sim`; empty: such points are refused
+};
+
+// Predicts every point of `scenario` in order.
+std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options = {},
+                                          PredictStats* stats = nullptr);
 
 // Rows as CSV (header first) and as a JSON array; the swept fields are columns of their own.
 std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results);
@@ -48,4 +61,4 @@ void print_results_table(const Scenario& scenario, const std::vector<PointResult
 // Chrome trace of one predicted step: per rank a compute row and a communication row.
 void write_step_timeline(const PointResult& result, const std::string& path);
 
-}  // namespace cclab::cli
+}  // namespace cclab

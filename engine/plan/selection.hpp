@@ -1,0 +1,87 @@
+// The one `auto`: every algorithm of the collective that applies is planned once, checked, and costed by the
+// α-β model on the compact form; the cheapest wins. A Selector keeps what it planned and costed, so that a
+// sweep meeting the same buckets again and again (the step model under `predict`) plans each schedule once,
+// and the winner is never planned a second time. `cclab plan --algo auto`, the cost table, `predict` and
+// `regress` all select through it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "engine/model/cost.hpp"
+#include "engine/plan/registry.hpp"
+
+namespace cclab {
+
+// A plan, or why there is none.
+struct Planned {
+  std::optional<Schedule> schedule;
+  std::string reason;
+};
+// The compact plan, or why there is none.
+struct PlannedCompact {
+  std::optional<CompactSchedule> schedule;
+  std::string reason;
+};
+
+// One algorithm for one spec on one topology: its plan and modelled time, or why it does not apply (or could
+// not be costed within the memory budget).
+struct Candidate {
+  std::string algorithm;
+  Support support;
+  std::shared_ptr<const CompactSchedule> schedule;  // set when support.ok
+  double time_s = 0;                                // α-β time, when support.ok
+};
+
+class Selector {
+ public:
+  // Called once on every schedule the selector plans, before it is costed: the caller's verification (it
+  // throws to reject).
+  using OnPlanned = std::function<void(const CompactSchedule&)>;
+
+  explicit Selector(CostParams cost = {}, OnPlanned on_planned = {});
+
+  // The candidate `name`, or with "auto" the cheapest that applies (support.ok false, with the reason, when
+  // none does). Unknown names throw ConfigError listing the valid ones. The topology must outlive the
+  // selector: it is part of the cache key by address.
+  const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                          const PlanOptions& options = {});
+  // Every algorithm of the collective, in registry order.
+  std::vector<Candidate> table(const CollectiveSpec& spec, const topo::Topology& topology,
+                               const PlanOptions& options = {});
+
+ private:
+  using Key = std::tuple<const topo::Topology*, Collective, std::uint64_t, DType, ReduceOp, int, int,
+                         std::uint64_t, int, std::string, std::string>;
+  static Key key_of(const CollectiveSpec& spec, const topo::Topology& topology, const PlanOptions& options,
+                    std::string_view name);
+  const Candidate& candidate(const Algorithm& algorithm, const CollectiveSpec& spec,
+                             const topo::Topology& topology, const PlanOptions& options);
+
+  CostParams cost_;
+  OnPlanned on_planned_;
+  std::map<Key, Candidate> cache_;
+  std::map<Key, Candidate> none_;  // "auto" with nothing applicable, by the same key
+};
+
+// One-shot entry points (a Selector of their own; use one Selector across calls to share its plans).
+// Plans `name` ("auto" selects the cheapest). Unknown names throw ConfigError listing the valid ones.
+PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                            const PlanOptions& options = {}, const CostParams& cost = {});
+// The same, expanded to the explicit form.
+Planned plan_collective(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
+                        const PlanOptions& options = {}, const CostParams& cost = {});
+// One row per algorithm of the collective: its modelled time, or why it does not apply.
+std::vector<Candidate> cost_table(const CollectiveSpec& spec, const topo::Topology& topology,
+                                  const PlanOptions& options = {}, const CostParams& cost = {});
+// The cheapest supported algorithm's name, or nullopt when none applies.
+std::optional<std::string> select_algorithm(const CollectiveSpec& spec, const topo::Topology& topology,
+                                            const PlanOptions& options = {}, const CostParams& cost = {});
+
+}  // namespace cclab
