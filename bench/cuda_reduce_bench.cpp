@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "engine/ir/collective.hpp"
-#include "real/cuda/reduce_kernels.cuh"
+#include "real/nccl/reduce_kernels.cuh"
 
 namespace {
 

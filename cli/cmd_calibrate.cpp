@@ -14,11 +14,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/transports.hpp"
+#include "real/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "real/calibration.hpp"
-#include "real/mpi_transport.hpp"
-#include "real/point_to_point.hpp"
+#include "real/mpi/transport.hpp"
+#include "real/mpi/point_to_point.hpp"
 #include "topology/yaml_io.hpp"
 
 namespace cclab::cli {
@@ -36,7 +37,7 @@ struct CalibrateArgs {
 
 int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
   {
-    const std::unique_ptr<real::Transport> transport = make_transport(args.transport, world);
+    const std::unique_ptr<Transport> transport = real::make_transport(args.transport, world);
     if (world.size() < 2) throw ConfigError("calibrate needs at least 2 ranks (mpirun -np 2 or more)");
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t b = parse_size_bytes(args.min_bytes); b <= parse_size_bytes(args.max_bytes);
@@ -98,7 +99,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-n,--iters", args->iters, "round trips per repetition")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--transport", args->transport, kTransportHelp)->capture_default_str();
+  cmd->add_option("--transport", args->transport, real::kTransportHelp)->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the peer before giving up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -6,11 +6,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/transports.hpp"
+#include "real/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
-#include "real/mpi_transport.hpp"
+#include "real/mpi/transport.hpp"
 #include "real/train/train.hpp"
 #if CCLAB_HAVE_SIMGRID
 #include "sim/simulator.hpp"
@@ -67,7 +68,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--first-bucket", args->first_bucket, "ddp: size of the first bucket")
       ->capture_default_str();
   cmd->add_flag("--fp16", o.fp16, "allreduce gradients in fp16 (half the bytes, plus the casts)");
-  cmd->add_option("--transport", o.transport, kTransportHelp)->capture_default_str();
+  cmd->add_option("--transport", o.transport, real::kTransportHelp)->capture_default_str();
   cmd->add_option("--topology", o.topology, "how the ranks are connected, for planning (default: from MPI)");
   cmd->add_option("--timeout", o.timeout_s, "seconds without progress before a rank gives up")
       ->capture_default_str();
@@ -92,7 +93,7 @@ void add_train_command(CLI::App& app) {
     args->options.bucket_bytes = parse_size_bytes(args->bucket);
     args->options.first_bucket_bytes = parse_size_bytes(args->first_bucket);
     run_under_mpi([&](real::MpiWorld& world) {
-      const std::unique_ptr<real::Transport> transport = make_transport(args->options.transport, world);
+      const std::unique_ptr<Transport> transport = real::make_transport(args->options.transport, world);
       return real::run_training(args->options, world, *transport, predict_seconds);
     });
   });

@@ -1,8 +1,8 @@
-// The SimGrid backend as the predict use case's ScheduleTimer (engine/whatif/predict.hpp): a checked compact
-// schedule, expanded and simulated.
+// The SimGrid backend as a ScheduleTimer (engine/model/schedule_timer.hpp): a checked compact schedule,
+// expanded and simulated.
 #pragma once
 
-#include "engine/whatif/predict.hpp"
+#include "engine/model/schedule_timer.hpp"
 #include "sim/simulator.hpp"
 
 namespace cclab::sim {

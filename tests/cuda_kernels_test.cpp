@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/exec/reduce_kernels.hpp"
-#include "real/cuda/reduce_kernels.cuh"
+#include "real/nccl/reduce_kernels.cuh"
 
 namespace cclab {
 namespace {

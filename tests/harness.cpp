@@ -59,9 +59,9 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
     for (std::uint64_t i = 0; i < n; ++i)
       store_element(spec.dtype, input, i, input_value(r, base + i));
   }
-  ExecOptions options;
+  RunOptions options;
   options.in_place = in_place;
-  options.stall_timeout_s = stall_timeout_s;
+  options.timeout_s = stall_timeout_s;
   try {
     execute_reference(s, buffers, options);
   } catch (const std::exception& e) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/exec/executor.hpp"
+#include "engine/exec/thread_transport.hpp"
 #include "engine/ir/schedule.hpp"
 #include "topology/topology.hpp"
 

@@ -19,14 +19,14 @@
 #include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
 #include "real/check_data.hpp"
-#include "real/executor.hpp"
-#include "real/mpi_transport.hpp"
+#include "engine/exec/executor.hpp"
+#include "real/mpi/transport.hpp"
 #include "stream_emulation_transport.hpp"
 #include "topology/presets.hpp"
 #if CCLAB_HAVE_NCCL
 #include <cuda_runtime_api.h>
 
-#include "real/nccl_transport.hpp"
+#include "real/nccl/transport.hpp"
 #endif
 
 using namespace cclab;
@@ -35,7 +35,7 @@ namespace {
 
 // Copies of the host buffers in the transport's memory, freed on every path.
 struct EngineBuffers {
-  EngineBuffers(real::Transport& t, const std::vector<std::byte>& host_input,
+  EngineBuffers(Transport& t, const std::vector<std::byte>& host_input,
                 const std::vector<std::byte>& host_output)
       : transport(t), input(t.allocate(host_input.size())), output(t.allocate(host_output.size())) {
     t.upload(input, host_input.data(), host_input.size());
@@ -48,7 +48,7 @@ struct EngineBuffers {
   void download(std::vector<std::byte>& host_output) {
     transport.download(host_output.data(), output, host_output.size());
   }
-  real::Transport& transport;
+  Transport& transport;
   void* input;
   void* output;
 };
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[a], "--nccl") == 0) nccl = true;
     if (std::strcmp(argv[a], "--topology") == 0 && a + 1 < argc) topology_spec = argv[++a];
   }
-  real::Transport* engine_transport_ptr = emulate ? static_cast<real::Transport*>(&emulation) : &transport;
+  Transport* engine_transport_ptr = emulate ? static_cast<Transport*>(&emulation) : &transport;
 #if CCLAB_HAVE_NCCL
   std::unique_ptr<real::NcclTransport> gpu;
   if (nccl) {
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     return 77;
   }
 #endif
-  real::Transport& engine_transport = *engine_transport_ptr;
+  Transport& engine_transport = *engine_transport_ptr;
   const int P = world.size(), rank = world.rank();
   const topo::Topology topology = topo::make_preset(topology_spec);
   long cases = 0, failures = 0, unsupported = 0;
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
               try {
                 // The engine's buffers live where its transport keeps them (the GPU under --nccl).
                 EngineBuffers buffers(engine_transport, input, engine);
-                real::run_rank(*planned.schedule, engine_transport, buffers.input, buffers.output,
+                run_rank(*planned.schedule, engine_transport, buffers.input, buffers.output,
                                {in_place, 30});
                 buffers.download(engine);
               } catch (const Error& e) {

@@ -1,4 +1,4 @@
-// A test double for device transports: the stream semantics of real/nccl_transport.hpp emulated on host
+// A test double for device transports: the stream semantics of real/nccl/transport.hpp emulated on host
 // memory over MPI, so that the executor's device path — and the deadlock freedom of NCCL-style issuing —
 // is checked on every algorithm on machines without GPUs.
 //
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "engine/exec/reduce_kernels.hpp"
-#include "real/mpi_transport.hpp"
+#include "real/mpi/transport.hpp"
 
 namespace cclab::testing {
 
-class StreamEmulationTransport final : public real::Transport {
+class StreamEmulationTransport final : public Transport {
  public:
   explicit StreamEmulationTransport(real::MpiTransport& mpi) : mpi_(mpi) {}
 

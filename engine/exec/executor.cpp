@@ -1,14 +1,9 @@
 #include "engine/exec/executor.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <exception>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,220 +17,254 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One rank's incoming messages, by (source, channel), in send order. Sends are buffered (eager): the verifier
-// has already ruled out races on send buffers, so copying at send time gives the same result as rendezvous.
-struct Mailbox {
-  std::mutex mutex;
-  std::condition_variable arrived;
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> queues;
-};
-
-class ReferenceRun {
- public:
-  ReferenceRun(const Schedule& s, std::vector<RankBuffers>& buffers, const ExecOptions& options)
-      : s_(s),
-        buffers_(buffers),
-        options_(options),
-        mailboxes_(s.spec.world_size),
-        elem_(dtype_size_bytes(s.spec.dtype)),
-        channels_(std::max(1, s.num_channels())) {
-    result_.op_times.resize(s.spec.world_size);
-    result_.rank_end_s.assign(s.spec.world_size, 0);
-  }
-
-  RunResult run() {
-    const int world = s_.spec.world_size;
-    start_ = Clock::now();
-    std::vector<std::thread> threads;
-    threads.reserve(world);
-    for (int r = 0; r < world; ++r)
-      threads.emplace_back([this, r] { guarded(r); });
-    for (auto& t : threads)
-      t.join();
-    if (error_) std::rethrow_exception(error_);
-    for (double t : result_.rank_end_s)
-      result_.total_s = std::max(result_.total_s, t);
-    result_.bytes_sent = bytes_sent_per_rank(s_);
-    return std::move(result_);
-  }
-
- private:
-  void guarded(int rank) {
-    try {
-      run_rank(rank);
-    } catch (...) {
-      std::lock_guard lock(error_mutex_);
-      if (!error_) error_ = std::current_exception();
-      failed_ = true;
-      for (auto& box : mailboxes_) {
-        std::lock_guard l(box.mutex);
-        box.arrived.notify_all();
-      }
-    }
-  }
-
-  double now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
-  std::byte* address(int rank, const Chunk& chunk) {
-    const Chunk c = resolve_aliasing(s_.spec, rank, options_.in_place, chunk);
-    switch (c.buffer) {
-      case Buffer::Scratch:
-        return scratch_[rank].data() + c.offset * elem_;
-      case Buffer::Output:
-        return buffers_[rank].output.data() + c.offset * elem_;
-      case Buffer::Input:
-        return buffers_[rank].input.data() + c.offset * elem_;
-    }
-    return nullptr;
-  }
-
-  void run_rank(int rank) {
-    const Program& p = s_.ranks[rank];
-    scratch_[rank].assign(p.scratch_count * elem_, std::byte{0});
-    RankFrontier frontier(p, channels_);
-    std::vector<OpId> pending;  // started receives, in start order
-    std::vector<OpTiming>& times = result_.op_times[rank];
-    times.assign(p.ops.size(), OpTiming{});
-    Mailbox& inbox = mailboxes_[rank];
-    auto finish = [&](OpId i) {
-      times[i].end_s = now();
-      frontier.complete(i);
-    };
-
-    auto last_progress = Clock::now();
-    while (!frontier.finished()) {
-      if (failed_) return;
-      bool progressed = false;
-      // Start what may start (the IR's rules: engine/ir/frontier.hpp).
-      frontier.start_ready([&](OpId i) {
-          const Op& op = p.ops[i];
-          times[i].start_s = now();
-          progressed = true;
-          switch (op.kind) {
-            case OpKind::Send: {
-              std::vector<std::byte> message(address(rank, op.src),
-                                             address(rank, op.src) + op.src.count * elem_);
-              Mailbox& box = mailboxes_[op.peer];
-              {
-                std::lock_guard lock(box.mutex);
-                box.queues[{rank, op.channel}].push_back(std::move(message));
-              }
-              box.arrived.notify_one();
-              finish(i);
-              break;
-            }
-            case OpKind::Recv:
-            case OpKind::RecvReduce:
-              pending.push_back(i);
-              break;
-            case OpKind::Copy:
-              // (an empty buffer has no address: memmove must not see a null pointer, even for 0 bytes)
-              if (op.count() > 0)
-                std::memmove(address(rank, op.dst), address(rank, op.src), op.count() * elem_);
-              finish(i);
-              break;
-            case OpKind::LocalReduce:
-              reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.dst),
-                     address(rank, op.src), op.count());
-              finish(i);
-              break;
-          }
-      });
-      // Complete pending receives whose message has arrived; per (peer, channel) only the oldest may match.
-      {
-        std::unique_lock lock(inbox.mutex);
-        // A receive that found no message blocks later receives on its (peer, channel) for this pass, even if
-        // a message arrives meanwhile: that message belongs to the older receive.
-        std::vector<std::pair<int, int>> blocked;
-        for (auto it = pending.begin(); it != pending.end();) {
-          const Op& op = p.ops[*it];
-          const std::pair<int, int> key{op.peer, op.channel};
-          auto q = inbox.queues.find(key);
-          if (q == inbox.queues.end() || q->second.empty() ||
-              std::find(blocked.begin(), blocked.end(), key) != blocked.end()) {
-            blocked.push_back(key);
-            ++it;
-            continue;
-          }
-          std::vector<std::byte> message = std::move(q->second.front());
-          q->second.pop_front();
-          lock.unlock();
-          if (op.kind == OpKind::Recv) {
-            if (!message.empty()) std::memcpy(address(rank, op.dst), message.data(), message.size());
-          } else {
-            reduce(s_.spec.dtype, s_.spec.op, address(rank, op.dst), address(rank, op.src), message.data(),
-                   op.count());
-          }
-          finish(*it);
-          progressed = true;
-          it = pending.erase(it);
-          lock.lock();
-        }
-        if (!progressed && !frontier.finished()) {
-          inbox.arrived.wait_for(lock, std::chrono::milliseconds(50));
-          if (std::chrono::duration<double>(Clock::now() - last_progress).count() >
-              options_.stall_timeout_s) {
-            throw BackendError(
-                fmt::format("reference executor: rank {} made no progress for {} s ({} of {} ops done)", rank,
-                            options_.stall_timeout_s, frontier.done_count(), p.ops.size()));
-          }
-        }
-      }
-      if (progressed) last_progress = Clock::now();
-    }
-    if (s_.spec.op == ReduceOp::Avg && s_.spec.collective != Collective::AllGather &&
-        s_.spec.collective != Collective::Broadcast) {
-      const ElemRange result = result_range(s_.spec, rank);
-      scale(s_.spec.dtype, address(rank, Chunk{Buffer::Output, result.offset, result.count}),
-            1.0 / s_.spec.world_size, result.count);
-    }
-    result_.rank_end_s[rank] = now();
-  }
-
-  const Schedule& s_;
-  std::vector<RankBuffers>& buffers_;
-  ExecOptions options_;
-  std::vector<Mailbox> mailboxes_;
-  std::vector<std::vector<std::byte>> scratch_ = std::vector<std::vector<std::byte>>(s_.spec.world_size);
-  std::size_t elem_;
-  int channels_;
-  RunResult result_;
-  Clock::time_point start_;
-  std::mutex error_mutex_;
-  std::exception_ptr error_;
-  std::atomic<bool> failed_{false};
+// Receive-reduce staging buffers, reused: allocating a fresh megabyte per chunk costs an mmap, page faults
+// on first touch and an munmap — more than moving the chunk through shared memory.
+struct Staging {
+  std::unique_ptr<std::byte[]> bytes;
+  std::size_t capacity = 0;
+  std::byte* data = nullptr;
 };
 
 }  // namespace
 
-RankBuffers make_rank_buffers(const CollectiveSpec& spec, int rank, bool in_place) {
-  const std::size_t elem = dtype_size_bytes(spec.dtype);
-  RankBuffers b;
-  const std::uint64_t in = input_count(spec, rank), out = output_count(spec, rank);
-  if (in_place) {
-    b.output.assign(std::max(in, out) * elem, std::byte{0});
-  } else {
-    b.input.assign(in * elem, std::byte{0});
-    b.output.assign(out * elem, std::byte{0});
+class Workspace::Pool {
+ public:
+  Staging acquire(std::size_t n) {
+    for (std::size_t k = 0; k < free_.size(); ++k) {
+      if (free_[k].capacity >= n) {
+        Staging s = std::move(free_[k]);
+        free_[k] = std::move(free_.back());
+        free_.pop_back();
+        return s;
+      }
+    }
+    Staging s{std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(n, 1)),
+              std::max<std::size_t>(n, 1), nullptr};
+    s.data = s.bytes.get();
+    return s;
   }
-  return b;
+  void release(Staging s) { free_.push_back(std::move(s)); }
+
+ private:
+  std::vector<Staging> free_;
+};
+
+Workspace::Workspace() : pool_(std::make_unique<Pool>()) {}
+Workspace::~Workspace() = default;
+
+namespace {
+
+// Scratch memory where the transport keeps its buffers (host or device), freed on every exit path.
+struct TransportBuffer {
+  TransportBuffer(Transport& t, std::size_t bytes)
+      : transport(t), data(bytes ? static_cast<std::byte*>(t.allocate(bytes)) : nullptr) {}
+  ~TransportBuffer() {
+    if (data) transport.deallocate(data);
+  }
+  TransportBuffer(const TransportBuffer&) = delete;
+  TransportBuffer& operator=(const TransportBuffer&) = delete;
+  Transport& transport;
+  std::byte* data;
+};
+
+class RankRun {
+ public:
+  RankRun(const Schedule& s, Transport& t, const void* input, void* output, const RunOptions& o,
+          Workspace::Pool& pool)
+      : pool_(pool),
+        s_(s),
+        t_(t),
+        rank_(t.rank()),
+        p_(s.ranks.at(static_cast<std::size_t>(t.rank()))),
+        options_(o),
+        elem_(dtype_size_bytes(s.spec.dtype)),
+        device_(t.on_device()),
+        input_(static_cast<const std::byte*>(input)),
+        output_(static_cast<std::byte*>(output)),
+        scratch_(t, p_.scratch_count * elem_),
+        frontier_(p_, std::max(1, s.num_channels())),
+        request_(p_.ops.size(), -1),
+        staging_(p_.ops.size()) {}
+
+  RankTiming run() {
+    t_.reserve_channels(s_.num_channels());
+    const auto start = Clock::now();
+    auto last_progress = start;
+    while (!frontier_.finished()) {
+      bool progressed = false;
+      // Start what may start (the IR's rules: engine/ir/frontier.hpp).
+      frontier_.start_ready([&](OpId i) {
+        start_op(i);
+        progressed = true;
+      });
+      if (progressed) t_.flush();
+      // Complete what has arrived, sweeping again after any completion: requests complete together in batches
+      // on device transports (an NCCL group and its kernels), and a sweep that tested a batch's first request
+      // just before the batch finished would see only part of it. Starting the next ops on that partial view
+      // splits what belongs in one group over two stream-ordered groups, which can deadlock against the peer.
+      for (bool found = true; found;) {
+        found = false;
+        for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+          const OpId i = *it;
+          if (t_.test(request_[i])) {
+            finish_transfer(i);
+            progressed = found = true;
+            it = in_flight_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      const auto now = Clock::now();
+      if (progressed) {
+        last_progress = now;
+      } else {
+        // Nothing to do until a message moves: give the core to a peer (ranks often outnumber cores).
+        t_.idle();
+      }
+      if (!progressed && std::chrono::duration<double>(now - last_progress).count() > options_.timeout_s) {
+        throw BackendError(stall_message());
+      }
+    }
+    finish_avg();
+    return {std::chrono::duration<double>(Clock::now() - start).count()};
+  }
+
+ private:
+  std::byte* address(const Chunk& chunk) {
+    const Chunk c = resolve_aliasing(s_.spec, rank_, options_.in_place, chunk);
+    switch (c.buffer) {
+      case Buffer::Scratch:
+        return scratch_.data + c.offset * elem_;
+      case Buffer::Output:
+        return output_ + c.offset * elem_;
+      case Buffer::Input:
+        return const_cast<std::byte*>(input_) + c.offset * elem_;  // only ever read
+    }
+    return nullptr;
+  }
+
+  void start_op(OpId i) {
+    const Op& op = p_.ops[i];
+    switch (op.kind) {
+      case OpKind::Send:
+        request_[i] = t_.isend(op.peer, op.channel, address(op.src), op.src.count * elem_);
+        break;
+      case OpKind::Recv:
+        request_[i] = t_.irecv(op.peer, op.channel, address(op.dst), op.dst.count * elem_);
+        break;
+      case OpKind::RecvReduce:
+        if (device_) {
+          request_[i] = t_.recv_reduce(op.peer, op.channel, s_.spec.dtype, s_.spec.op, address(op.dst),
+                                       address(op.src), op.dst.count);
+          break;
+        }
+        staging_[i] = pool_.acquire(op.dst.count * elem_);
+        request_[i] = t_.irecv(op.peer, op.channel, staging_[i].data, op.dst.count * elem_);
+        break;
+      case OpKind::Copy:
+        if (device_) {
+          request_[i] = t_.copy(op.channel, address(op.dst), address(op.src), op.dst.count * elem_);
+          break;
+        }
+        if (op.dst.count > 0) std::memmove(address(op.dst), address(op.src), op.dst.count * elem_);
+        frontier_.complete(i);
+        return;
+      case OpKind::LocalReduce:
+        if (device_) {
+          request_[i] = t_.reduce(op.channel, s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst),
+                                  address(op.src), op.dst.count);
+          break;
+        }
+        reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst), address(op.src), op.dst.count);
+        frontier_.complete(i);
+        return;
+    }
+    in_flight_.push_back(i);
+  }
+
+  void finish_transfer(OpId i) {
+    const Op& op = p_.ops[i];
+    if (op.kind == OpKind::RecvReduce && !device_) {
+      reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.src), staging_[i].data, op.dst.count);
+      pool_.release(std::move(staging_[i]));
+    }
+    frontier_.complete(i);
+  }
+
+  void finish_avg() {
+    if (s_.spec.op != ReduceOp::Avg || s_.spec.collective == Collective::AllGather ||
+        s_.spec.collective == Collective::Broadcast) {
+      return;
+    }
+    const ElemRange result = result_range(s_.spec, rank_);
+    std::byte* data = address(Chunk{Buffer::Output, result.offset, result.count});
+    if (!device_) {
+      scale(s_.spec.dtype, data, 1.0 / s_.spec.world_size, result.count);
+      return;
+    }
+    const Transport::Request request =
+        t_.scale(0, s_.spec.dtype, data, 1.0 / s_.spec.world_size, result.count);
+    t_.flush();
+    const auto start = Clock::now();
+    while (!t_.test(request)) {
+      std::this_thread::yield();
+      if (std::chrono::duration<double>(Clock::now() - start).count() > options_.timeout_s)
+        throw BackendError(fmt::format("{} executor: rank {}: the final avg scaling did not finish in {} s",
+                                       t_.name(), rank_, options_.timeout_s));
+    }
+  }
+
+  std::string stall_message() const {
+    std::string waiting;
+    for (OpId i : in_flight_) {
+      const Op& op = p_.ops[i];
+      if (op.kind == OpKind::Copy || op.kind == OpKind::LocalReduce) {
+        waiting = fmt::format("op {} ({} on channel {}, device work)", i, to_string(op.kind), op.channel);
+      } else {
+        waiting = fmt::format("op {} ({} {} rank {} on channel {})", i, to_string(op.kind),
+                              op.kind == OpKind::Send ? "to" : "from", op.peer, op.channel);
+      }
+      break;
+    }
+    if (waiting.empty()) waiting = "ops whose deps never completed";
+    return fmt::format("{} executor: rank {} made no progress for {} s, waiting on {}; {} of {} ops done",
+                       t_.name(), rank_, options_.timeout_s, waiting, frontier_.done_count(), p_.ops.size());
+  }
+
+  Workspace::Pool& pool_;
+  const Schedule& s_;
+  Transport& t_;
+  const int rank_;
+  const Program& p_;
+  const RunOptions options_;
+  const std::size_t elem_;
+  const bool device_;  // local work goes to the transport (GPU streams), not the host
+  const std::byte* input_;
+  std::byte* output_;
+  TransportBuffer scratch_;
+  RankFrontier frontier_;
+  std::vector<Transport::Request> request_;
+  std::vector<Staging> staging_;
+  std::deque<OpId> in_flight_;
+};
+
+}  // namespace
+
+RankTiming run_rank(const Schedule& schedule, Transport& transport, const void* input, void* output,
+                    const RunOptions& options, Workspace* workspace) {
+  if (schedule.world_size() != transport.world_size()) {
+    throw ConfigError(fmt::format("the schedule is for {} ranks, the {} world has {}", schedule.world_size(),
+                                  transport.name(), transport.world_size()));
+  }
+  if (workspace) return RankRun(schedule, transport, input, output, options, workspace->pool()).run();
+  Workspace local;
+  return RankRun(schedule, transport, input, output, options, local.pool()).run();
 }
 
-RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& buffers,
-                            const ExecOptions& options) {
-  const int world = schedule.spec.world_size;
-  if (static_cast<int>(buffers.size()) != world) {
-    throw ConfigError(fmt::format("execute: {} rank buffers for a world of {}", buffers.size(), world));
-  }
-  const std::size_t elem = dtype_size_bytes(schedule.spec.dtype);
-  for (int r = 0; r < world; ++r) {
-    const std::uint64_t in = input_count(schedule.spec, r), out = output_count(schedule.spec, r);
-    const bool ok = options.in_place
-                        ? buffers[r].output.size() >= std::max(in, out) * elem
-                        : buffers[r].input.size() >= in * elem && buffers[r].output.size() >= out * elem;
-    if (!ok) throw ConfigError(fmt::format("execute: rank {} buffers are smaller than the spec needs", r));
-  }
-  return ReferenceRun(schedule, buffers, options).run();
+std::size_t scratch_bytes(const Schedule& schedule, int rank) {
+  return schedule.ranks.at(static_cast<std::size_t>(rank)).scratch_count *
+         dtype_size_bytes(schedule.spec.dtype);
 }
 
 }  // namespace cclab

@@ -1,35 +1,47 @@
-// The reference executor: every rank is a thread of this process, moving real data through a verified
-// schedule with the IR's semantics (per-channel start order, deps, k-th send matches k-th receive). It is the
-// oracle the other backends are compared with, and the data path of the engine's own tests.
+// The one executor: runs one rank of a verified schedule over a Transport (MPI, NCCL, or ranks as threads), with the IR's semantics: the ops of a
+// channel start in program order, an op starts when its deps have completed, channels progress
+// independently (so chunked, multi-channel rings pipeline), and transfers are nonblocking. Receive-reduce
+// lands in a staging buffer and is reduced into its destination when the message has arrived.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
-#include "engine/ir/run_result.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/exec/transport.hpp"
 
 namespace cclab {
 
-struct RankBuffers {
-  std::vector<std::byte> input;   // input_count(spec, r) elements (unused when in place)
-  std::vector<std::byte> output;  // output_count(spec, r) elements; in place, the larger of input and output
+struct RunOptions {
+  bool in_place = false;  // the input lives inside `output` at in_place_offset() (NCCL's convention)
+  double timeout_s = 60;  // no progress for this long: BackendError naming the op and the peer it waits on
 };
 
-struct ExecOptions {
-  // In place: the input lives inside `output` (NCCL's convention; see in_place_offset()), and `input` is
-  // ignored. For reduce_scatter in place, `output` holds the whole input and the result lands at the rank's
-  // block.
-  bool in_place = false;
-  double stall_timeout_s = 60;  // a rank that cannot progress this long fails the run (a bug, not user input)
+struct RankTiming {
+  double total_s = 0;  // from the first op started to the last completed
 };
 
-// Sizes the buffers of rank r for `spec` (zero-filled).
-RankBuffers make_rank_buffers(const CollectiveSpec& spec, int rank, bool in_place);
+// Buffers the executor reuses from run to run (receive-reduce staging). Keep one per transport and pass it to
+// every run: allocating them per run costs an mmap, first-touch page faults and an munmap per chunk, which
+// made the first message size of a benchmark ten times slower than the rest.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  class Pool;
+  Pool& pool() { return *pool_; }
 
-// Runs the schedule. Throws BackendError if a rank stalls or fails; Avg is finished by dividing the result
-// range.
-RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& buffers,
-                            const ExecOptions& options = {});
+ private:
+  std::unique_ptr<Pool> pool_;
+};
+
+// `input` holds input_count(spec, rank) elements (ignored in place); `output` holds output_count(spec, rank)
+// (in place: the larger of the two). Avg is finished by scaling the rank's result range.
+RankTiming run_rank(const Schedule& schedule, Transport& transport, const void* input, void* output,
+                    const RunOptions& options = {}, Workspace* workspace = nullptr);
+
+// A schedule's ops run on one rank, for sizing scratch and staging ahead of time.
+std::size_t scratch_bytes(const Schedule& schedule, int rank);
 
 }  // namespace cclab

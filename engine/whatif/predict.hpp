@@ -4,7 +4,6 @@
 // (ScheduleTimer): engine/ never depends on sim/.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/compact.hpp"
+#include "engine/model/schedule_timer.hpp"
 #include "engine/whatif/scenario.hpp"
 #include "engine/whatif/step_model.hpp"
 
@@ -39,9 +39,6 @@ struct PredictStats {
   std::size_t checked = 0;    // passed the compact checks
   std::size_t verified = 0;   // expanded and fully verified
 };
-
-// The time of one checked schedule on a topology by another backend than α-β (SimGrid: sim/timer.hpp).
-using ScheduleTimer = std::function<double(const CompactSchedule& schedule, const topo::Topology& topology)>;
 
 struct PredictOptions {
   bool progress = false;   // a progress line on stderr

@@ -18,10 +18,13 @@
 #include "engine/ir/schedule.hpp"
 #include "topology/topology.hpp"
 
+namespace cclab {
+class Transport;
+}
+
 namespace cclab::real {
 
 class MpiWorld;
-class Transport;
 
 struct TrainOptions {
   std::string model = "resnet-tiny";  // mlp | resnet-tiny

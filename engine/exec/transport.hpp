@@ -1,6 +1,8 @@
-// What the real executor needs from a network: nonblocking point-to-point between ranks, one ordered stream
-// per (peer, channel) so that the k-th send on a channel meets the k-th receive (the IR's matching rule).
-// Implemented over MPI (real/mpi_transport.hpp, host memory) and NCCL (real/nccl_transport.hpp, GPU memory).
+// What the one executor (engine/exec/executor.hpp) needs from a network: nonblocking point-to-point between
+// ranks, one ordered stream per (peer, channel) so that the k-th send on a channel meets the k-th receive
+// (the IR's matching rule).
+// Implemented over MPI (real/mpi/transport.hpp, host memory), NCCL (real/nccl/transport.hpp, GPU memory) and
+// threads of one process (engine/exec/thread_transport.hpp: the engine's tests and the reference run).
 //
 // Host transports leave local work (copies, reductions, receive-reduce staging) to the executor on the CPU.
 // Device transports (on_device() true) own it: the executor hands them copies, reductions and receive-reduces
@@ -14,7 +16,7 @@
 
 #include "engine/ir/collective.hpp"
 
-namespace cclab::real {
+namespace cclab {
 
 class Transport {
  public:
@@ -39,6 +41,9 @@ class Transport {
   // and receives so that a ring's send and receive of one step do not wait on each other) issues them now.
   // Ops started in one pass never depend on each other.
   virtual void flush() {}
+  // Called when a pass of the executor moved nothing: give the core away until something may have changed.
+  // Default: yield (the peer is another process); ranks as threads sleep until a message arrives.
+  virtual void idle();
 
   // --- Memory. Host transports: ordinary host memory. Device transports: device memory. ---
   virtual bool on_device() const { return false; }
@@ -58,4 +63,4 @@ class Transport {
   virtual Request scale(int channel, DType dtype, void* data, double factor, std::uint64_t count);
 };
 
-}  // namespace cclab::real
+}  // namespace cclab

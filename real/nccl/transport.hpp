@@ -19,7 +19,7 @@
 #include <string>
 
 #include "engine/ir/collective.hpp"
-#include "real/transport.hpp"
+#include "engine/exec/transport.hpp"
 
 namespace cclab::real {
 

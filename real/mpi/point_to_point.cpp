@@ -1,4 +1,4 @@
-#include "real/point_to_point.hpp"
+#include "real/mpi/point_to_point.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "real/mpi_transport.hpp"
+#include "real/mpi/transport.hpp"
 
 namespace cclab::real {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "real/calibration.hpp"
-#include "real/transport.hpp"
+#include "engine/exec/transport.hpp"
 
 namespace cclab::real {
 

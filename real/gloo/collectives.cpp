@@ -1,4 +1,4 @@
-#include "real/gloo_collectives.hpp"
+#include "real/gloo/collectives.hpp"
 
 #include <mpi.h>
 
@@ -14,7 +14,7 @@
 
 #include "common/error.hpp"
 #include "engine/exec/reduce_kernels.hpp"
-#include "real/mpi_transport.hpp"
+#include "real/mpi/transport.hpp"
 
 namespace cclab::real {
 namespace {

@@ -1,4 +1,4 @@
-#include "real/nccl_transport.hpp"
+#include "real/nccl/transport.hpp"
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "real/cuda/reduce_kernels.cuh"
-#include "real/mpi_transport.hpp"
+#include "real/nccl/reduce_kernels.cuh"
+#include "real/mpi/transport.hpp"
 
 namespace cclab::real {
 namespace {

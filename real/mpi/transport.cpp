@@ -1,4 +1,4 @@
-#include "real/mpi_transport.hpp"
+#include "real/mpi/transport.hpp"
 
 #include <climits>
 #include <cstring>

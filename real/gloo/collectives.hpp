@@ -28,7 +28,7 @@ class GlooCollectives {
   // equal blocks only; it has no avg either (done as sum, then scaled, as the engine does).
   static std::optional<std::string> unsupported(const CollectiveSpec& spec);
 
-  // Same buffer conventions as real::run_rank. Gloo works in place, so an out-of-place allreduce, reduce or
+  // Same buffer conventions as run_rank. Gloo works in place, so an out-of-place allreduce, reduce or
   // broadcast first copies the input into the output (what a PyTorch user does too).
   void run(const CollectiveSpec& spec, const void* input, void* output, bool in_place);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/ir/collective.hpp"
-#include "real/transport.hpp"
+#include "engine/exec/transport.hpp"
 
 namespace cclab::real {
 

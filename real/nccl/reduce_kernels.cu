@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "real/cuda/reduce_kernels.cuh"
+#include "real/nccl/reduce_kernels.cuh"
 
 namespace cclab::real::cuda {
 namespace {

@@ -1,10 +1,11 @@
-#include "real/transport.hpp"
+#include "engine/exec/transport.hpp"
 
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <thread>
 
-namespace cclab::real {
+namespace cclab {
 namespace {
 
 [[noreturn]] void host_only(const char* call) {
@@ -13,6 +14,10 @@ namespace {
 }
 
 }  // namespace
+
+void Transport::idle() {
+  std::this_thread::yield();
+}
 
 void* Transport::allocate(std::size_t bytes) {
   return ::operator new(bytes == 0 ? 1 : bytes);
@@ -40,4 +45,4 @@ Transport::Request Transport::scale(int, DType, void*, double, std::uint64_t) {
   host_only("scale");
 }
 
-}  // namespace cclab::real
+}  // namespace cclab

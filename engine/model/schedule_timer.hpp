@@ -1,0 +1,15 @@
+// The seam between the engine and its time backends: the time of one checked compact schedule on a
+// topology. The α-β model is the engine's own (engine/model/compact_cost.hpp); SimGrid provides one from above
+// (sim/timer.hpp), injected by the commands, so that engine/ and real/ never depend on sim/.
+#pragma once
+
+#include <functional>
+
+#include "engine/ir/compact.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+using ScheduleTimer = std::function<double(const CompactSchedule& schedule, const topo::Topology& topology)>;
+
+}  // namespace cclab

@@ -1,0 +1,398 @@
+// `cclab bench`'s harness (real/bench/harness.hpp): nccl-tests-style benchmark of the engine's schedules run by the real
+// executor over MPI, side by side with the native collectives (Open MPI's, and torch c10d's Gloo where
+// LibTorch is found), on the same buffers in the same run. Options and
+// output follow nccl-tests (-b -e -f -n -w -c -d -o -r; size, count, type, redop, root, then time, algbw,
+// busbw and #wrong out of place and in place; "Out of bounds values" and "Avg bus bandwidth" footers), one
+// block per algorithm, then a summary of engine/native bus bandwidth per size.
+//
+// Timing as nccl-tests: after -w warm-up runs, -n runs back to back between two barriers; the time per run is
+// averaged over the runs and then over the ranks. Correctness: a separate checked run first (-c 1), with
+// inputs whose results are exact (real/check_data.hpp); any wrong element makes the exit status 1.
+#include "real/bench/harness.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/check/verified.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/model/compact_cost.hpp"
+#include "engine/plan/selection.hpp"
+#include "real/check_data.hpp"
+#include "real/mpi/transport.hpp"
+#include "real/transports.hpp"
+#include "topology/presets.hpp"
+#if CCLAB_HAVE_GLOO
+#include "real/gloo/collectives.hpp"
+#endif
+#if CCLAB_HAVE_NCCL
+#include "real/nccl/transport.hpp"
+#endif
+
+namespace cclab::real {
+namespace {
+
+// nccl-tests type names, and cclab's.
+DType parse_bench_dtype(const std::string& text) {
+  static const std::map<std::string, DType> names{{"float", DType::F32},     {"f32", DType::F32},
+                                                  {"half", DType::F16},      {"f16", DType::F16},
+                                                  {"bfloat16", DType::BF16}, {"bf16", DType::BF16}};
+  const auto it = names.find(text);
+  if (it == names.end())
+    throw ConfigError(fmt::format("-d '{}': valid types are float, half, bfloat16", text));
+  return it->second;
+}
+
+const char* nccl_type_name(DType t) {
+  return t == DType::F32 ? "float" : t == DType::F16 ? "half" : "bfloat16";
+}
+
+struct Measured {
+  double time_us = 0;
+  std::uint64_t wrong = 0;
+};
+
+// The native collectives measured beside the engine, per transport: on host buffers Open MPI's and torch
+// c10d's Gloo (where LibTorch is); on GPU buffers NCCL's.
+std::vector<std::string> natives_for(const std::string& transport) {
+  if (transport == "nccl") return {"nccl"};
+  std::vector<std::string> natives{"mpi"};
+  if (CCLAB_HAVE_GLOO) natives.push_back("gloo");
+  return natives;
+}
+
+std::string describe_algorithm(const std::string& name, const std::string& transport) {
+  if (name == "mpi") return " (Open MPI's own collective, native)";
+  if (name == "gloo") return " (torch c10d ProcessGroupGloo, native)";
+  if (name == "nccl") return " (NCCL's own collective, native)";
+  return fmt::format(" (cclab engine, real executor over {})", transport);
+}
+
+struct Result {
+  double busbw_out = 0, busbw_in = 0;
+  std::optional<double> predicted_us;
+};
+
+class Bench {
+ public:
+  Bench(const BenchOptions& args, MpiWorld& world) : args_(args), world_(world) {
+    if (args.transport != "mpi") {
+      engine_owned_ = make_transport(args.transport, world);
+      engine_ = engine_owned_.get();
+#if CCLAB_HAVE_NCCL
+      nccl_ = dynamic_cast<NcclTransport*>(engine_);
+#endif
+    }
+    natives_ = natives_for(args.transport);
+    const auto c = parse_collective(args.collective);
+    if (!c)
+      throw ConfigError(fmt::format("--collective '{}' (valid: {})", args.collective, kCollectiveNames));
+    collective_ = *c;
+    dtype_ = parse_bench_dtype(args.dtype);
+    const auto op = parse_reduce_op(args.op);
+    if (!op) throw ConfigError(fmt::format("-o '{}' (valid: {})", args.op, kReduceOpNames));
+    op_ = *op;
+    topology_spec_ = args.topology.empty() ? world.derived_topology() : args.topology;
+    topology_ = topo::load_topology_shared(topology_spec_);
+    if (static_cast<int>(topology_->gpus().size()) != world.size()) {
+      throw ConfigError(fmt::format("--topology {} has {} GPUs, the MPI world {} ranks", topology_spec_,
+                                    topology_->gpus().size(), world.size()));
+    }
+    if (!args.predict.empty()) {
+      predict_topology_ = topo::load_topology_shared(args.predict);
+      if (static_cast<int>(predict_topology_->gpus().size()) != world.size()) {
+        throw ConfigError(fmt::format("--predict {} has {} GPUs, the MPI world {} ranks", args.predict,
+                                      predict_topology_->gpus().size(), world.size()));
+      }
+    }
+    options_.chunk_bytes = parse_size_bytes(args.chunk);
+    options_.channels = args.channels;
+    for (const std::string& name : args.algorithms) {
+      if (name == "all") {
+        for (const Algorithm* a : algorithms_for(collective_))
+          names_.push_back(a->name);
+        names_.insert(names_.end(), natives_.begin(), natives_.end());
+      } else if (is_native(name) || find_algorithm(collective_, name)) {
+        names_.push_back(name);
+      } else {
+        throw ConfigError(fmt::format("--algo '{}' (valid with --transport {}: all, {}, {})", name,
+                                      args.transport, fmt::join(natives_, ", "),
+                                      algorithm_names(collective_)));
+      }
+    }
+#if CCLAB_HAVE_GLOO
+    if (std::find(names_.begin(), names_.end(), "gloo") != names_.end())
+      gloo_ = std::make_unique<GlooCollectives>(world, args.timeout_s);
+#endif
+  }
+
+  int run() {
+    const std::uint64_t min_bytes = parse_size_bytes(args_.min_bytes),
+                        max_bytes = parse_size_bytes(args_.max_bytes);
+    if (args_.factor < 2) throw ConfigError("-f must be at least 2");
+    if (min_bytes > max_bytes) throw ConfigError("-b is larger than -e");
+    header();
+    const std::size_t elem = dtype_size_bytes(dtype_);
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, elem); b <= max_bytes; b *= args_.factor) {
+      sizes.push_back(b / elem * elem);
+      if (b > max_bytes / args_.factor) break;
+    }
+    std::map<std::string, std::map<std::uint64_t, Result>> results;
+    std::uint64_t wrong_total = 0;
+    for (const std::string& name : names_) {
+      print0("#\n# algorithm: {}{}\n", name, describe_algorithm(name, args_.transport));
+      table_header();
+      double busbw_sum = 0;
+      std::uint64_t wrong = 0;
+      for (const std::uint64_t bytes : sizes) {
+        const CollectiveSpec spec = spec_for(*topology_, collective_, bytes / elem, dtype_, op_, args_.root);
+        std::optional<Schedule> schedule;  // this rank's row only: a rank never expands the others
+        std::optional<VerifiedSchedule> verified;
+        if (name == "gloo") {
+#if CCLAB_HAVE_GLOO
+          if (auto why = GlooCollectives::unsupported(spec)) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, *why);
+            continue;
+          }
+#endif
+        } else if (name == "nccl") {
+#if CCLAB_HAVE_NCCL
+          if (auto why = NcclTransport::native_unsupported(spec)) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, *why);
+            continue;
+          }
+#endif
+        } else if (name != "mpi") {
+          PlannedCompact planned = plan_compact(spec, *topology_, name, options_);
+          if (!planned.schedule) {
+            print0("{:>12} {:>12}  n/a: {}\n", bytes, spec.count, planned.reason);
+            continue;
+          }
+          verified = verify_compact(std::move(*planned.schedule));
+          schedule = own_row(verified->compact(), world_.rank());
+        }
+        const Measured out = measure(spec, name, schedule, false), in = measure(spec, name, schedule, true);
+        const double factor = busbw_factor(collective_, world_.size());
+        auto algbw = [&](double us) { return us > 0 ? bytes / us / 1e3 : 0.0; };
+        Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
+        if (verified && predict_topology_ && world_.rank() == 0)
+          r.predicted_us = predict_us(verified->compact());
+        print0(
+            "{:>12} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} "
+            "{:>6}",
+            bytes, spec.count, nccl_type_name(dtype_), to_string(op_), rooted() ? args_.root : -1,
+            out.time_us, algbw(out.time_us), r.busbw_out, out.wrong, in.time_us, algbw(in.time_us),
+            r.busbw_in, in.wrong);
+        if (r.predicted_us) {
+          print0(" {:>10.2f} {:>+7.1f}%", *r.predicted_us,
+                 100 * (*r.predicted_us - out.time_us) / out.time_us);
+        }
+        print0("\n");
+        busbw_sum += r.busbw_out;
+        wrong += out.wrong + in.wrong;
+        results[name][bytes] = r;
+      }
+      print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+      print0("# Avg bus bandwidth    : {:.4f}\n", sizes.empty() ? 0.0 : busbw_sum / sizes.size());
+      wrong_total += wrong;
+    }
+    summary(sizes, results);
+    return wrong_total == 0 ? 0 : 1;
+  }
+
+ private:
+  template <typename... Args>
+  void print0(fmt::format_string<Args...> format, Args&&... args) {
+    if (world_.rank() == 0) fmt::print(format, std::forward<Args>(args)...);
+  }
+
+  bool is_native(const std::string& name) const {
+    return std::find(natives_.begin(), natives_.end(), name) != natives_.end();
+  }
+
+  bool rooted() const {
+    return collective_ == Collective::Broadcast || collective_ == Collective::Reduce;
+  }
+
+  void header() {
+    print0("# cclab bench: {}, {} ranks on {} node(s), transport {}, topology {}\n", to_string(collective_),
+           world_.size(), world_.nodes(), args_.transport, topology_spec_);
+    print0(
+        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: {} iters: {} agg iters: "
+        "1 "
+        "validation: {} graph: 0\n#\n# Using devices\n",
+        parse_size_bytes(args_.min_bytes), parse_size_bytes(args_.max_bytes), args_.factor, args_.warmup,
+        args_.iters, args_.check);
+    // Every rank's line, in rank order, through rank 0.
+    int device = -1;
+#if CCLAB_HAVE_NCCL
+    if (nccl_) device = nccl_->device();
+#endif
+    const std::string line =
+        fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [{}]\n", world_.rank(),
+                    ::getpid(), world_.host(), device, device >= 0 ? "gpu" : "cpu");
+    std::vector<char> all(static_cast<std::size_t>(world_.size()) * 128, '\0');
+    std::vector<char> mine(128, '\0');
+    std::copy_n(line.begin(), std::min<std::size_t>(line.size(), 127), mine.begin());
+    MPI_Gather(mine.data(), 128, MPI_CHAR, all.data(), 128, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < world_.size(); ++r)
+      print0("{}", std::string(all.data() + r * 128));
+  }
+
+  void table_header() {
+    std::string extra_title, extra_cols, extra_units;
+    if (predict_topology_) {
+      extra_cols = fmt::format(" {:>10} {:>8}", "predicted", "error");
+      extra_units = fmt::format(" {:>10} {:>8}", "(us)", "");
+    }
+    print0("#{:>73}{:>39}\n", "out-of-place", "in-place");
+    print0("#{:>11} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6} {:>10} {:>7} {:>7} {:>6}{}\n", "size",
+           "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong", extra_cols);
+    print0("#{:>11} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6} {:>10} {:>7} {:>7} {:>6}{}\n", "(B)",
+           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+           extra_units);
+  }
+
+  // Buffers live where the engine's transport keeps them (host for mpi, the GPU for nccl); inputs are filled
+  // and results checked on the host, outside the timed runs.
+  Measured measure(const CollectiveSpec& spec, const std::string& name,
+                   const std::optional<Schedule>& schedule, bool in_place) {
+    const int rank = world_.rank();
+    const std::size_t elem = dtype_size_bytes(spec.dtype);
+    const std::uint64_t out_elems =
+        in_place ? std::max(input_count(spec, rank), output_count(spec, rank)) : output_count(spec, rank);
+    const std::size_t in_bytes = input_count(spec, rank) * elem, out_bytes = out_elems * elem;
+    Transport& t = *engine_;
+    const std::unique_ptr<void, std::function<void(void*)>> input(t.allocate(in_bytes),
+                                                                  [&t](void*p) { t.deallocate(p); }),
+        output(t.allocate(out_bytes), [&t](void*p) { t.deallocate(p); });
+    auto once = [&] {
+      if (schedule) {
+        run_rank(*schedule, t, input.get(), output.get(), {in_place, args_.timeout_s}, &workspace_);
+      } else if (name == "mpi") {
+        mpi_native_collective(spec, transport_.comm(), input.get(), output.get(), in_place);
+      } else if (name == "gloo") {
+#if CCLAB_HAVE_GLOO
+        gloo_->run(spec, input.get(), output.get(), in_place);
+#endif
+      } else if (name == "nccl") {
+#if CCLAB_HAVE_NCCL
+        nccl_->native_collective(spec, input.get(), output.get(), in_place, args_.timeout_s);
+#endif
+      }
+    };
+    Measured m;
+    if (args_.check) {
+      std::vector<std::byte> host_in(in_bytes), host_out(out_bytes);
+      fill_input(spec, rank, host_in.data(), host_out.data(), in_place);
+      t.upload(input.get(), host_in.data(), in_bytes);
+      t.upload(output.get(), host_out.data(), out_bytes);
+      once();
+      t.download(host_out.data(), output.get(), out_bytes);
+      m.wrong = count_wrong(spec, rank, host_out.data(), in_place);
+      MPI_Allreduce(MPI_IN_PLACE, &m.wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    for (int i = 0; i < args_.warmup; ++i)
+      once();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < args_.iters; ++i)
+      once();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double seconds = (MPI_Wtime() - start) / std::max(1, args_.iters);
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    m.time_us = seconds / world_.size() * 1e6;
+    return m;
+  }
+
+  // The same schedule's time on the --predict topology: the injected simulator, else the α-β model.
+  double predict_us(const CompactSchedule& schedule) {
+    if (args_.simulate) return args_.simulate(schedule, *predict_topology_) * 1e6;
+    return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
+  }
+
+  // Per size: every column's busbw, then the best engine algorithm over each native collective measured.
+  void summary(const std::vector<std::uint64_t>& sizes,
+               const std::map<std::string, std::map<std::uint64_t, Result>>& results) {
+    std::vector<std::string> natives;
+    for (const std::string& name : names_)
+      if (is_native(name)) natives.push_back(name);
+    if (natives.empty() || results.size() <= natives.size()) return;
+    print0("#\n# Summary: out-of-place busbw (GB/s) per size; engine/X = best engine algorithm / native X\n");
+    print0("#{:>11}", "size");
+    for (const std::string& name : names_)
+      print0(" {:>16}", name);
+    for (const std::string& native : natives)
+      print0(" {:>12}", "engine/" + native);
+    print0("\n");
+    auto busbw = [&](const std::string& name, std::uint64_t bytes) -> std::optional<double> {
+      const auto column = results.find(name);
+      if (column == results.end()) return std::nullopt;
+      const auto it = column->second.find(bytes);
+      if (it == column->second.end()) return std::nullopt;
+      return it->second.busbw_out;
+    };
+    for (const std::uint64_t bytes : sizes) {
+      print0(" {:>11}", bytes);
+      double best = 0;
+      for (const std::string& name : names_) {
+        const auto value = busbw(name, bytes);
+        if (value) {
+          print0(" {:>16.3f}", *value);
+        } else {
+          print0(" {:>16}", "n/a");
+        }
+        if (value && !is_native(name)) best = std::max(best, *value);
+      }
+      for (const std::string& native : natives) {
+        const auto value = busbw(native, bytes);
+        if (value && *value > 0) {
+          print0(" {:>11.2f}x", best / *value);
+        } else {
+          print0(" {:>12}", "n/a");
+        }
+      }
+      print0("\n");
+    }
+  }
+
+  BenchOptions args_;
+  MpiWorld& world_;
+  MpiTransport transport_;
+  std::unique_ptr<Transport> engine_owned_;
+  Transport* engine_ = &transport_;  // runs the engine's schedules
+#if CCLAB_HAVE_NCCL
+  NcclTransport* nccl_ = nullptr;  // the engine's transport, when it is NCCL (for the native column)
+#endif
+  std::vector<std::string> natives_;
+  Workspace workspace_;
+  Collective collective_ = Collective::AllReduce;
+  DType dtype_ = DType::F32;
+  ReduceOp op_ = ReduceOp::Sum;
+  std::string topology_spec_;
+  std::shared_ptr<const topo::Topology> topology_;
+  std::shared_ptr<const topo::Topology> predict_topology_;
+  PlanOptions options_;
+  std::vector<std::string> names_;
+#if CCLAB_HAVE_GLOO
+  std::unique_ptr<GlooCollectives> gloo_;
+#endif
+};
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, MpiWorld& world) {
+  return Bench(options, world).run();
+}
+
+}  // namespace cclab::real
