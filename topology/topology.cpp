@@ -48,17 +48,47 @@ std::int64_t hop_cost_ps(const Link& link) {
 
 // Stops route()'s Dijkstra once every vertex as close to the target as the source is settled.
 struct Settled {};
+// Reusable search state: every route is one Dijkstra, and a 16,384-GPU fabric has ~45 k vertices, so
+// initialising distance and colour maps per search would cost more than most searches (a route inside one
+// node settles a handful of vertices). Outside a search every distance is +inf and every colour white; a
+// search records the vertices it discovers and resets only those. One per thread (routes may be computed
+// concurrently; the route cache is shared).
+struct SearchScratch {
+  static constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> dist;
+  std::vector<boost::default_color_type> color;
+  std::vector<std::size_t> touched;
+  void fit(std::size_t vertices) {
+    if (dist.size() < vertices) {
+      dist.resize(vertices, kInf);
+      color.resize(vertices, boost::white_color);
+    }
+  }
+  void reset() {
+    for (std::size_t v : touched) {
+      dist[v] = kInf;
+      color[v] = boost::white_color;
+    }
+    touched.clear();
+  }
+};
+thread_local SearchScratch search_scratch;
+
 struct StopPastSource : boost::default_dijkstra_visitor {
   VertexId source = 0;
-  const std::vector<std::int64_t>* dist = nullptr;
+  SearchScratch* scratch = nullptr;
   std::int64_t* stop_above = nullptr;
   template <typename V, typename G>
+  void discover_vertex(V v, const G&) const {
+    scratch->touched.push_back(v);
+  }
+  template <typename V, typename G>
   void examine_vertex(V v, const G&) const {
-    if ((*dist)[v] > *stop_above) throw Settled{};
+    if (scratch->dist[v] > *stop_above) throw Settled{};
   }
   template <typename V, typename G>
   void finish_vertex(V v, const G&) const {
-    if (v == source) *stop_above = (*dist)[v];
+    if (v == source) *stop_above = scratch->dist[v];
   }
 };
 
@@ -279,13 +309,21 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
   result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
   if (from == to) return result;
 
-  // GPUs are endpoints only: a GPU-to-NIC path must not detour through a peer GPU's NVLink.
-  auto keep = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
-  // Failed links (what-if faults) carry nothing.
-  auto working = [&](const Graph::edge_descriptor& e) { return !link_failed(graph_[e].link); };
-  boost::filtered_graph<Graph, std::function<bool(const Graph::edge_descriptor&)>,
-                        std::function<bool(VertexId)>>
-      view(graph_, working, keep);
+  // GPUs are endpoints only: a GPU-to-NIC path must not detour through a peer GPU's NVLink. Failed links
+  // (what-if faults) carry nothing. (Concrete predicate types: a filtered_graph copies its predicates into
+  // every edge iterator, and std::function copies allocate.)
+  struct KeepVertex {
+    const Graph* graph;
+    VertexId from, to;
+    bool operator()(VertexId v) const { return v == from || v == to || (*graph)[v].kind != VertexKind::Gpu; }
+  };
+  struct WorkingEdge {
+    const Topology* topology;
+    bool operator()(const Graph::edge_descriptor& e) const {
+      return !topology->link_failed(topology->graph_[e].link);
+    }
+  };
+  boost::filtered_graph<Graph, WorkingEdge, KeepVertex> view(graph_, WorkingEdge{this}, KeepVertex{&graph_, from, to});
   auto weight = boost::make_function_property_map<Graph::edge_descriptor, std::int64_t>(
       [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
 
@@ -295,22 +333,29 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
   // by then, so the route is the one a full search gives. On a 4,096-GPU fabric this is most of the
   // difference between seconds and minutes for the α-β model of a ring, whose neighbours are mostly in one
   // node.
-  std::vector<std::int64_t> dist(num_vertices());
-  std::int64_t stop_above = std::numeric_limits<std::int64_t>::max();
+  SearchScratch& scratch = search_scratch;
+  scratch.fit(num_vertices());
+  struct ResetOnExit {
+    SearchScratch& scratch;
+    ~ResetOnExit() { scratch.reset(); }
+  } reset_on_exit{scratch};
+  const std::vector<std::int64_t>& dist = scratch.dist;
+  std::int64_t stop_above = SearchScratch::kInf;
   StopPastSource stop;
   stop.source = from;
-  stop.dist = &dist;
+  stop.scratch = &scratch;
   stop.stop_above = &stop_above;
+  const auto index = boost::get(boost::vertex_index, graph_);
+  scratch.dist[to] = 0;
+  scratch.touched.push_back(to);
   try {
-    boost::dijkstra_shortest_paths(view, to,
-                                   boost::weight_map(weight)
-                                       .distance_map(boost::make_iterator_property_map(
-                                           dist.begin(), boost::get(boost::vertex_index, graph_)))
-                                       .distance_inf(std::numeric_limits<std::int64_t>::max())
-                                       .visitor(stop));
+    boost::dijkstra_shortest_paths_no_init(
+        view, to, boost::dummy_property_map(), boost::make_iterator_property_map(scratch.dist.begin(), index),
+        weight, index, std::less<std::int64_t>(), boost::closed_plus<std::int64_t>(SearchScratch::kInf),
+        std::int64_t{0}, stop, boost::make_iterator_property_map(scratch.color.begin(), index));
   } catch (const Settled&) {
   }
-  if (dist[from] == std::numeric_limits<std::int64_t>::max()) {
+  if (dist[from] == SearchScratch::kInf) {
     throw ConfigError(
         fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
   }
@@ -320,7 +365,7 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
     std::vector<Graph::edge_descriptor> next;
     for (auto [e, end] = boost::out_edges(at, view); e != end; ++e) {
       VertexId v = boost::target(*e, view);
-      if (dist[v] != std::numeric_limits<std::int64_t>::max() && dist[v] + weight[*e] == dist[at])
+      if (dist[v] != SearchScratch::kInf && dist[v] + weight[*e] == dist[at])
         next.push_back(*e);
     }
     CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
