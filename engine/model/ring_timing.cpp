@@ -9,6 +9,27 @@
 #include "common/memory.hpp"
 
 namespace cclab {
+namespace {
+
+// Steady state. One step of a ring phase maps the state (per position: the end of its last op and of its last
+// transfer; per position and chunk: the arrival of the block it forwards next and the end of its last send) by
+// max and + only, with the same constants every step when every block of the channel has the same size (the
+// links of a position do not change from step to step). Such a map commutes with adding a constant to every
+// component, so once one step has advanced every component by the same λ, every later step does too: the
+// remaining steps are skipped by adding m·λ. Rounding makes two equal increments differ in the last bits; a
+// relative 1e-12 accepts that, far inside the 1e-9 the compact model promises against the explicit walk.
+bool uniform_increment(std::span<const double> now, std::span<const double> before, double& lambda) {
+  if (now.empty()) return false;
+  lambda = now[0] - before[0];
+  if (!(lambda >= 0) || std::isinf(lambda)) return false;
+  for (std::size_t x = 0; x < now.size(); ++x) {
+    const double d = now[x] - before[x];
+    if (std::abs(d - lambda) > 1e-12 * std::max(1e-9, std::abs(now[x]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> global_rank,
                                    std::span<const double> ready_s, const RingTimingModel& m) {
@@ -23,9 +44,17 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     if (unit_steps) return 0.0;
     return rate > 0 ? n * m.elem_bytes / rate : 0.0;
   };
-  std::vector<double> last(P), ss(P), rr(P), free_s(P), latency_s(P), bandwidth_Bps(P);
+  // The state a step maps, as one array (steady-state detection compares it whole): last op end and link
+  // free time per position, then per (position, chunk) the arrival to forward next and the last send's end.
+  const std::size_t kLast = 0, kFree = P, kRecv = 2 * static_cast<std::size_t>(P), kSent = kRecv + PK;
+  std::vector<double> state(kSent + PK), previous;
+  double* last = state.data() + kLast;
+  double* free_s = state.data() + kFree;
+  double* recv_prev = state.data() + kRecv;
+  double* sent = state.data() + kSent;
+  std::vector<double> ss(P), rr(P), latency_s(P), bandwidth_Bps(P), recv_cur(PK), seed(PK);
   auto transfer = [&](int i, double send_start, double recv_start, std::uint64_t n) {
-    if (unit_steps) return std::max(send_start, recv_start) + 1;
+    if (unit_steps) return free_s[i] = std::max(send_start, recv_start) + 1;  // (free_s: part of the state)
     const double begin = std::max({send_start, recv_start, free_s[i]});
     const double bytes = n * m.elem_bytes;
     const double wire_s = std::isinf(bandwidth_Bps[i]) ? 0.0 : bytes / bandwidth_Bps[i];
@@ -34,23 +63,34 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     return end;
   };
   std::vector<std::uint64_t> size(PK);  // elements of (owner, chunk) on the current channel
-  std::vector<double> recv_prev(PK), recv_cur(PK), seed(PK);
   // The allgather's receive of block i-s at step s overwrites what the reduce-scatter sent from it at step s:
-  // it waits for that send, whose end time is kept per (position, step, chunk).
+  // it waits for that send, whose end time is kept per (step, position, chunk), up to the step where the
+  // reduce-scatter reached its steady state (later ones are that row plus a multiple of its λ).
   std::vector<double> rs_send;
+  std::size_t rs_rows = 0;
+  double rs_lambda = 0;
   if (rs && ag && P > 1) {
     const std::uint64_t cells = static_cast<std::uint64_t>(P) * (P - 1) * K;
     require_within_memory_budget(
         cells * sizeof(double), fmt::format("the α-β recurrence of a {}-rank ring ({} send times)", P, cells),
         "use fewer chunks per block (a larger --chunk) or the tree or hierarchical algorithm");
-    rs_send.resize(cells);
   }
+  auto rs_send_at = [&](int s, int i, int k) {
+    const std::size_t at = static_cast<std::size_t>(i) * K + k;
+    if (static_cast<std::size_t>(s) < rs_rows) return rs_send[static_cast<std::size_t>(s) * PK + at];
+    return rs_send[(rs_rows - 1) * PK + at] + static_cast<double>(s - (rs_rows - 1)) * rs_lambda;
+  };
   for (int c = 0; c < C; ++c) {
     const auto& ring = pass.rings[c];
     for (int owner = 0; owner < P; ++owner)
       for (int k = 0; k < K; ++k)
         size[static_cast<std::size_t>(owner) * K + k] =
             partition(partition(partition(pass.count, P, owner), C, c), K, k).count;
+    // Every step maps the state alike when every owner's block has the same size (per chunk).
+    bool uniform_sizes = true;
+    for (int owner = 1; owner < P && uniform_sizes; ++owner)
+      for (int k = 0; k < K; ++k)
+        uniform_sizes &= size[static_cast<std::size_t>(owner) * K + k] == size[k];
     auto note_end = [&](int i, double t) {
       double& e = member_end[ring[i]];
       e = std::max(e, t);
@@ -62,15 +102,36 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         note_end(0, last[0] + local_s(size[k], m.params.copy_Bps));
       continue;
     }
-    if (!unit_steps) {
-      for (int i = 0; i < P; ++i) {
-        const ConnectionCost& conn = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
-        latency_s[i] = conn.latency_s;
-        bandwidth_Bps[i] = conn.bandwidth_Bps;
-        free_s[i] = 0;
-      }
+    std::fill(sent, sent + PK, kNever);
+    for (int i = 0; i < P; ++i) {
+      free_s[i] = 0;
+      if (unit_steps) continue;
+      const ConnectionCost& conn = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
+      latency_s[i] = conn.latency_s;
+      bandwidth_Bps[i] = conn.bandwidth_Bps;
     }
     auto position = [P](long v) { return static_cast<int>(((v % P) + P) % P); };
+    // After step s of a phase of `steps`: when the state advanced uniformly, jump to the phase's end. The
+    // latest arrivals and sends are noted (times only grow, so the last step's are each member's latest).
+    auto fast_forward = [&](int s, int steps, double& lambda, auto&& allowed) {
+      if (!uniform_sizes) return false;
+      if (s == 0 || !uniform_increment(state, previous, lambda) || !allowed(lambda)) {
+        previous = state;
+        return false;
+      }
+      const double jump = static_cast<double>(steps - 1 - s) * lambda;
+      for (double& x : state) x += jump;
+      for (int i = 0; i < P; ++i) {
+        note_end(i, last[i]);
+        for (int k = 0; k < K; ++k) {
+          note_end(i, sent[static_cast<std::size_t>(i) * K + k]);
+          note_end(i, recv_prev[static_cast<std::size_t>(i) * K + k]);
+        }
+      }
+      return true;
+    };
+    previous = state;
+    rs_rows = 0;
     if (rs) {
       for (int s = 0; s < P - 1; ++s) {
         for (int k = 0; k < K; ++k) {
@@ -84,15 +145,22 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
             const std::uint64_t n = size[static_cast<std::size_t>(ring[position(i - s - 1)]) * K + k];
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
-            if (!rs_send.empty()) rs_send[(static_cast<std::size_t>(i) * (P - 1) + s) * K + k] = end;
+            sent[static_cast<std::size_t>(i) * K + k] = end;
             const double got = end + local_s(n, m.params.reduce_Bps);
             recv_cur[static_cast<std::size_t>(j) * K + k] = got;
             note_end(j, got);
           }
         }
-        std::swap(recv_prev, recv_cur);
+        std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
+        if (ag) {
+          rs_send.resize((s + 1) * PK);
+          std::copy(sent, sent + PK, rs_send.begin() + static_cast<std::ptrdiff_t>(s * PK));
+          rs_rows = s + 1;
+        }
+        if (fast_forward(s, P - 1, rs_lambda, [](double) { return true; })) break;
+        rs_lambda = 0;
       }
-      seed = recv_prev;  // the reduced own block: what the allgather's first send waits for
+      std::copy(recv_prev, recv_prev + PK, seed.begin());  // the reduced own block: the allgather's first send
     }
     if (ag) {
       if (!rs) {  // the own block is copied to the output first
@@ -105,13 +173,27 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           }
         }
       }
+      // The allgather's steps also read the reduce-scatter's send times: its steady state is the allgather's
+      // only if those advance by the same λ, or stay below what they are maxed with (checked per step).
+      const bool reads_rs = rs && rs_rows > 0;
+      // The reduce-scatter's last sends: once every state value they are maxed with has passed them, no
+      // overwrite input binds again (those values only grow).
+      double rs_latest = kNever;
+      if (reads_rs) {
+        for (int i = 0; i < P; ++i)
+          for (int k = 0; k < K; ++k) rs_latest = std::max(rs_latest, rs_send_at(P - 2, i, k));
+      }
+      previous = state;
       for (int s = 0; s < P - 1; ++s) {
+        bool overwrite_binds = false;
+        double least_compared = std::numeric_limits<double>::infinity();
         for (int k = 0; k < K; ++k) {
           for (int i = 0; i < P; ++i) {
             const std::size_t at = static_cast<std::size_t>(i) * K + k;
             ss[i] = last[i] = std::max(last[i], s == 0 ? seed[at] : recv_prev[at]);
-            const double overwrite =
-                rs_send.empty() ? kNever : rs_send[(static_cast<std::size_t>(i) * (P - 1) + s) * K + k];
+            const double overwrite = reads_rs ? rs_send_at(s, i, k) : kNever;
+            overwrite_binds |= overwrite > last[i];
+            least_compared = std::min(least_compared, last[i]);
             rr[i] = last[i] = std::max(last[i], overwrite);
           }
           for (int i = 0; i < P; ++i) {
@@ -119,11 +201,22 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
             const std::uint64_t n = size[static_cast<std::size_t>(ring[position(i - s)]) * K + k];
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
+            sent[static_cast<std::size_t>(i) * K + k] = end;
             recv_cur[static_cast<std::size_t>(j) * K + k] = end;
             note_end(j, end);
           }
         }
-        std::swap(recv_prev, recv_cur);
+        std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
+        // Later overwrite inputs stay non-binding when all of them are behind every value they meet, or when
+        // none binds now and they grow linearly (past the reduce-scatter's stored rows) and no faster than the
+        // state: then this step's λ is every later one's.
+        double lambda = 0;
+        const bool never_binds = !reads_rs || rs_latest <= least_compared;
+        const bool linear_inputs = static_cast<std::size_t>(s) + 1 >= rs_rows && !overwrite_binds;
+        if (fast_forward(s, P - 1, lambda,
+                         [&](double l) { return never_binds || (linear_inputs && rs_lambda <= l); })) {
+          break;
+        }
       }
     }
   }
