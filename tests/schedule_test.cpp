@@ -41,8 +41,15 @@ TEST(ScheduleJson, RoundTripKeepsEveryField) {
     EXPECT_EQ(back.spec, s.spec);
     EXPECT_EQ(back.algorithm, s.algorithm);
     EXPECT_EQ(back.params, s.params);
+    EXPECT_EQ(back.lanes_per_channel, s.lanes_per_channel) << a.name;  // typed once, on load
     EXPECT_EQ(schedule_to_json(back), schedule_to_json(s)) << a.name;
   }
+  // The tree runs each network channel as two IR channels: the planner says so in a typed field, which the
+  // α-β model reads (never the printed params).
+  EXPECT_EQ(require_algorithm(Collective::AllReduce, "tree")
+                .plan(spec_for(t, Collective::AllReduce, 23, DType::F32), t, PlanOptions{})
+                .lanes_per_channel,
+            2);
 }
 
 TEST(ScheduleJson, ErrorsNameTheField) {
@@ -67,6 +74,7 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"src\":[\"input\",", "\"src\":[\"input\",-"), "ranks[0].ops[0].src[1]");
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
   expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
+  expect_error(edit("\"params\":{", "\"params\":{\"lanes\":\"two\","), "params.lanes");
   expect_error("{", "p.json: not valid JSON");
   expect_error(edit("\"count\":9", "\"count\":408000741590e415907"), "p.json: not valid JSON");  // fuzzer
   // An unclosed string: the parser quotes the rest of the file; the message stays short (fuzzer).

@@ -112,6 +112,7 @@ void render_params(const CompactSchedule& s, Schedule& out) {
   out.params["channels"] = std::to_string(s.params.channels ? *s.params.channels : s.num_ir_channels());
   if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
   if (s.params.inter) out.params["inter"] = *s.params.inter;
+  out.lanes_per_channel = s.params.lanes_per_channel;
 }
 
 // IR channels a pass's expansion uses (1 + the highest).
@@ -225,13 +226,12 @@ CompactSchedule one_lane(const CollectiveSpec& spec, std::string algorithm, Pass
 }
 
 CompactSchedule from_explicit(Schedule schedule) {
-  // A loaded file carries its parameters as text; they are read once, here.
+  // A loaded file carries its parameters as text; they are read once, here (lanes by the JSON reader).
   PlanParams params;
   const auto& text = schedule.params;
   if (auto it = text.find("chunk"); it != text.end())
     params.chunk_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
-  if (auto it = text.find("lanes"); it != text.end())
-    params.lanes_per_channel = std::max(1, std::atoi(it->second.c_str()));
+  params.lanes_per_channel = schedule.lanes_per_channel;
   if (auto it = text.find("inter"); it != text.end()) params.inter = it->second;
   const CollectiveSpec spec = schedule.spec;
   std::string algorithm = schedule.algorithm;

@@ -96,7 +96,10 @@ struct Program {
 struct Schedule {
   CollectiveSpec spec;
   std::string algorithm;
-  std::map<std::string, std::string> params;  // planner parameters, for printing and provenance
+  std::map<std::string, std::string> params;  // planner parameters, for printing and provenance only
+  // IR channels per network channel (a tree runs each network channel as an up and a down IR channel): how
+  // the α-β model splits links. Typed, from the planner (to_explicit) or read once when a file is loaded.
+  int lanes_per_channel = 1;
   std::vector<Program> ranks;                 // size spec.world_size
 
   int world_size() const { return spec.world_size; }

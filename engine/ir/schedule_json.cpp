@@ -1,5 +1,6 @@
 #include "engine/ir/schedule_json.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -170,6 +171,14 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     if (!doc["params"].is_object()) in.fail("params", "expected an object");
     for (auto& [k, v] : doc["params"].items())
       s.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    // The one parameter a consumer needs (the α-β model's link split), typed here once.
+    if (auto it = s.params.find("lanes"); it != s.params.end()) {
+      int lanes = 0;
+      const auto [end, error] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), lanes);
+      if (error != std::errc() || end != it->second.data() + it->second.size() || lanes < 1 || lanes > 64)
+        in.fail("params.lanes", fmt::format("'{}' is not an integer in [1, 64]", it->second));
+      s.lanes_per_channel = lanes;
+    }
   }
   const json& ranks = in.member(doc, "ranks", "");
   if (!ranks.is_array()) in.fail("ranks", "expected an array");

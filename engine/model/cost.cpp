@@ -145,17 +145,12 @@ RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
   return timeline.finish();
 }
 
-static int lanes_per_channel(const Schedule& s) {  // loaded schedules carry it as text
-  const auto lanes = s.params.find("lanes");
-  return lanes == s.params.end() ? 1 : std::max(1, std::atoi(lanes->second.c_str()));
-}
-
 RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology, const CostParams& params) {
   if (static_cast<int>(topology.gpus().size()) < schedule.spec.world_size) {
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), schedule.spec.world_size));
   }
-  ConnectionCosts costs(topology, lanes_per_channel(schedule));
+  ConnectionCosts costs(topology, schedule.lanes_per_channel);
   add_connections(schedule, costs);
   costs.finish();
   return walk_alpha_beta(schedule, costs, params);
