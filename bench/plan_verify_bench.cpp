@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "engine/check/verified.hpp"
-#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/plan/selection.hpp"
 #include "topology/presets.hpp"
 
 namespace {

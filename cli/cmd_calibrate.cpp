@@ -14,12 +14,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/transports.hpp"
-#include "real/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "real/calibration.hpp"
-#include "real/mpi/transport.hpp"
 #include "real/mpi/point_to_point.hpp"
+#include "real/mpi/transport.hpp"
+#include "real/transports.hpp"
 #include "topology/yaml_io.hpp"
 
 namespace cclab::cli {

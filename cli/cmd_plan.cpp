@@ -11,12 +11,12 @@
 #include "common/memory.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/model/cost.hpp"
-#include "engine/model/compact_cost.hpp"
-#include "engine/plan/selection.hpp"
+#include "engine/check/verifier.hpp"
 #include "engine/ir/schedule_json.hpp"
 #include "engine/ir/trace.hpp"
-#include "engine/check/verifier.hpp"
+#include "engine/model/compact_cost.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/plan/selection.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab::cli {

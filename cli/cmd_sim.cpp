@@ -5,9 +5,9 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/plan/selection.hpp"
-#include "engine/ir/trace.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/ir/trace.hpp"
+#include "engine/plan/selection.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 

@@ -6,13 +6,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/transports.hpp"
-#include "real/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/cost.hpp"
 #include "real/mpi/transport.hpp"
 #include "real/train/train.hpp"
+#include "real/transports.hpp"
 #if CCLAB_HAVE_SIMGRID
 #include "sim/simulator.hpp"
 #endif

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   cclab::cli::add_sim_command(app);
 #endif
   // Listed in --help; never parsed here (exec_heavy took them above).
-  for (const auto& heavy : cclab::cli::kHeavyCommands) app.add_subcommand(heavy.name, heavy.summary);
+  for (const auto& heavy : cclab::cli::kHeavyCommands)
+    app.add_subcommand(heavy.name, heavy.summary);
   return cclab::cli::run_app(app, argc, argv);
 }

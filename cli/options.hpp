@@ -30,8 +30,8 @@ struct CollectiveArgs {
   CostParams cost_params() const;
 };
 
-// The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built without
-// SimGrid (points with `backend: sim` are then refused with the reason).
+// The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built
+// without SimGrid (points with `backend: sim` are then refused with the reason).
 ScheduleTimer simulator_timer();
 
 }  // namespace cclab::cli

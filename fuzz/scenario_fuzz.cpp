@@ -1,8 +1,8 @@
-// libFuzzer harness: the scenario loader (engine/whatif/scenario.hpp), with the fault fields and sweeps. An input is
-// either refused with an error naming "fuzz.yaml", or it loads into points that a prediction can run: each
-// has a topology with GPUs, a non-empty workload, finite non-negative compute times, and the step model,
-// given a simple timer, predicts a finite step no shorter than the compute it contains. File references
-// resolve against fuzz/files/ (a topology and two workloads the seed corpus names).
+// libFuzzer harness: the scenario loader (engine/whatif/scenario.hpp), with the fault fields and sweeps. An
+// input is either refused with an error naming "fuzz.yaml", or it loads into points that a prediction can
+// run: each has a topology with GPUs, a non-empty workload, finite non-negative compute times, and the step
+// model, given a simple timer, predicts a finite step no shorter than the compute it contains. File
+// references resolve against fuzz/files/ (a topology and two workloads the seed corpus names).
 #include <cmath>
 
 #include <fmt/format.h>

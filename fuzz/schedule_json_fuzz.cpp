@@ -1,14 +1,14 @@
 // libFuzzer harness: the schedule JSON loaders (both forms) and the verifier (engine/ir/schedule_json.hpp,
-// engine/check/verifier.hpp) — the path of `cclab verify FILE`. An input is either refused with an error naming
-// "fuzz.json", or it loads; then it saves to JSON that loads back to the same JSON, the verifier answers
-// without throwing, and when the verifier accepts a small schedule, the reference executor must compute the
-// collective's exact result with it, out of place and in place. A schedule the verifier passes but that
-// computes a wrong answer (or stalls) is a verifier bug.
+// engine/check/verifier.hpp) — the path of `cclab verify FILE`. An input is either refused with an error
+// naming "fuzz.json", or it loads; then it saves to JSON that loads back to the same JSON, the verifier
+// answers without throwing, and when the verifier accepts a small schedule, the reference executor must
+// compute the collective's exact result with it, out of place and in place. A schedule the verifier passes
+// but that computes a wrong answer (or stalls) is a verifier bug.
 #include <fmt/format.h>
 
 #include "engine/check/verified.hpp"
-#include "engine/ir/schedule_json.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/ir/schedule_json.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "tests/harness.hpp"
 

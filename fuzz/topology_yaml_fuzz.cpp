@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/plan/selection.hpp"
 #include "fuzz/fuzz_check.hpp"
 #include "topology/yaml_io.hpp"
 

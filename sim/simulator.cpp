@@ -70,7 +70,8 @@ class Driver {
   }
 
   void start_all() {
-    for (int r = 0; r < s_.world_size(); ++r) advance(r);
+    for (int r = 0; r < s_.world_size(); ++r)
+      advance(r);
   }
 
   // A SimGrid activity of ours finished.

@@ -19,9 +19,9 @@
 
 #include <string>
 
-#include "engine/model/cost.hpp"
 #include "engine/ir/run_result.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/model/cost.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::sim {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/model/cost.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"

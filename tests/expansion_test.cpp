@@ -18,10 +18,10 @@
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/plan/patterns.hpp"
-#include "engine/plan/ring_pattern.hpp"
-#include "engine/plan/registry.hpp"
 #include "engine/ir/schedule_json.hpp"
+#include "engine/plan/patterns.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/plan/ring_pattern.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/check/verifier.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
@@ -17,11 +18,10 @@
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
+#include "engine/plan/selection.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
 #include "engine/plan/tree_reduce.hpp"
-#include "engine/plan/selection.hpp"
-#include "engine/check/verifier.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {
@@ -235,9 +235,8 @@ TEST(Selection, PlansEachCandidateOnceAndReusesTheWinner) {
   int planned = 0;
   Selector selector({}, [&](const CompactSchedule&) { ++planned; });
   const std::vector<Candidate> rows = selector.table(s, t);
-  const int applicable = static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const Candidate& c) {
-    return c.support.ok;
-  }));
+  const int applicable = static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [](const Candidate& c) { return c.support.ok; }));
   EXPECT_EQ(planned, applicable);
   const Candidate& best = selector.choose(s, t, "auto");
   ASSERT_TRUE(best.support.ok);

@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/plan/selection.hpp"
 #include "engine/check/verifier.hpp"
-#include "real/check_data.hpp"
 #include "engine/exec/executor.hpp"
+#include "engine/plan/selection.hpp"
+#include "real/check_data.hpp"
 #include "real/mpi/transport.hpp"
 #include "stream_emulation_transport.hpp"
 #include "topology/presets.hpp"
@@ -121,8 +121,7 @@ int main(int argc, char** argv) {
               try {
                 // The engine's buffers live where its transport keeps them (the GPU under --nccl).
                 EngineBuffers buffers(engine_transport, input, engine);
-                run_rank(*planned.schedule, engine_transport, buffers.input, buffers.output,
-                               {in_place, 30});
+                run_rank(*planned.schedule, engine_transport, buffers.input, buffers.output, {in_place, 30});
                 buffers.download(engine);
               } catch (const Error& e) {
                 fmt::print(stderr, "rank {}: {} {} {}: {}\n", rank, algorithm->name, describe(spec),

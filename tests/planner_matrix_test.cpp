@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/plan/registry.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/plan/registry.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 

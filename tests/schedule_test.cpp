@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/check/verifier.hpp"
+#include "engine/ir/schedule_json.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/ir/schedule_json.hpp"
-#include "engine/check/verifier.hpp"
 #include "tests/harness.hpp"
 #include "topology/yaml_io.hpp"
 
@@ -278,8 +278,8 @@ TEST(Verifier, PeerDataThatSplitsASegment) {
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model/cost.hpp"
 #include "engine/ir/trace.hpp"
+#include "engine/model/cost.hpp"
 
 namespace cclab {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/check/verifier.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/check/verifier.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 

@@ -102,7 +102,8 @@ TEST(Fusion, DdpClosesAtTheCapHorovodNeverPassesIt) {
   const std::vector<std::uint64_t> bytes{3, 3, 3, 10, 1, 1};
   auto spans = [](const std::vector<BucketSpan>& b) {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (const BucketSpan& s : b) out.push_back({s.begin, s.end});
+    for (const BucketSpan& s : b)
+      out.push_back({s.begin, s.end});
     return out;
   };
   using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
@@ -111,7 +112,8 @@ TEST(Fusion, DdpClosesAtTheCapHorovodNeverPassesIt) {
   EXPECT_EQ(spans(ddp), (Spans{{0, 2}, {2, 4}, {4, 6}}));
   EXPECT_EQ(ddp[1].bytes, 13u);
   // Horovod: never past 5; the 10-byte gradient travels alone.
-  EXPECT_EQ(spans(assign_buckets(bytes, FusionRule{5, 5, true})), (Spans{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 6}}));
+  EXPECT_EQ(spans(assign_buckets(bytes, FusionRule{5, 5, true})),
+            (Spans{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 6}}));
   // A new cycle tick closes the bucket even below the cap.
   const std::vector<double> ticks{1, 1, 2, 2, 2, 3};
   EXPECT_EQ(spans(assign_buckets(bytes, FusionRule{100, 100, true}, ticks)), (Spans{{0, 2}, {2, 5}, {5, 6}}));

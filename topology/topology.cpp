@@ -323,7 +323,8 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
       return !topology->link_failed(topology->graph_[e].link);
     }
   };
-  boost::filtered_graph<Graph, WorkingEdge, KeepVertex> view(graph_, WorkingEdge{this}, KeepVertex{&graph_, from, to});
+  boost::filtered_graph<Graph, WorkingEdge, KeepVertex> view(graph_, WorkingEdge{this},
+                                                             KeepVertex{&graph_, from, to});
   auto weight = boost::make_function_property_map<Graph::edge_descriptor, std::int64_t>(
       [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); });
 
@@ -365,8 +366,7 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
     std::vector<Graph::edge_descriptor> next;
     for (auto [e, end] = boost::out_edges(at, view); e != end; ++e) {
       VertexId v = boost::target(*e, view);
-      if (dist[v] != SearchScratch::kInf && dist[v] + weight[*e] == dist[at])
-        next.push_back(*e);
+      if (dist[v] != SearchScratch::kInf && dist[v] + weight[*e] == dist[at]) next.push_back(*e);
     }
     CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
     auto chosen = next[flow_hash % next.size()];

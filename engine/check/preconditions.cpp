@@ -9,8 +9,8 @@
 #include "common/memory.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/ir/passes.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/ir/passes.hpp"
 
 namespace cclab {
 namespace {

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/ir/frontier.hpp"
 #include "engine/exec/reduce_kernels.hpp"
+#include "engine/ir/frontier.hpp"
 
 namespace cclab {
 namespace {

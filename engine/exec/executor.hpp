@@ -1,15 +1,16 @@
-// The one executor: runs one rank of a verified schedule over a Transport (MPI, NCCL, or ranks as threads), with the IR's semantics: the ops of a
-// channel start in program order, an op starts when its deps have completed, channels progress
-// independently (so chunked, multi-channel rings pipeline), and transfers are nonblocking. Receive-reduce
-// lands in a staging buffer and is reduced into its destination when the message has arrived.
+// The one executor: runs one rank of a verified schedule over a Transport (MPI, NCCL, or ranks as threads),
+// with the IR's semantics: the ops of a channel start in program order, an op starts when its deps have
+// completed, channels progress independently (so chunked, multi-channel rings pipeline), and transfers are
+// nonblocking. Receive-reduce lands in a staging buffer and is reduced into its destination when the message
+// has arrived.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "engine/ir/schedule.hpp"
 #include "engine/exec/transport.hpp"
+#include "engine/ir/schedule.hpp"
 
 namespace cclab {
 

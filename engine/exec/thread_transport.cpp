@@ -89,9 +89,10 @@ class ThreadTransport final : public Transport {
       q->second.pop_front();
     }
     if (message.size() != p.bytes) {
-      throw BackendError(fmt::format("threads transport: rank {} expected {} bytes from rank {} on channel {}, "
-                                     "got {}",
-                                     rank_, p.bytes, p.peer, p.channel, message.size()));
+      throw BackendError(
+          fmt::format("threads transport: rank {} expected {} bytes from rank {} on channel {}, "
+                      "got {}",
+                      rank_, p.bytes, p.peer, p.channel, message.size()));
     }
     if (p.bytes > 0) std::memcpy(p.data, message.data(), p.bytes);
     order.pop_front();
@@ -130,7 +131,8 @@ class ThreadTransport final : public Transport {
     return true;
   }
   void stop_if_failed() const {
-    if (world_.failed()) throw BackendError(fmt::format("threads transport: rank {} stops: another rank failed", rank_));
+    if (world_.failed())
+      throw BackendError(fmt::format("threads transport: rank {} stops: another rank failed", rank_));
   }
 
   ThreadWorld& world_;
@@ -189,9 +191,11 @@ RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& 
       }
     });
   }
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
   if (error) std::rethrow_exception(error);
-  for (double t : result.rank_end_s) result.total_s = std::max(result.total_s, t);
+  for (double t : result.rank_end_s)
+    result.total_s = std::max(result.total_s, t);
   result.bytes_sent = bytes_sent_per_rank(schedule);
   return result;
 }

@@ -8,7 +8,8 @@ RankFrontier::RankFrontier(const Program& program, int channels)
       channel_end_(static_cast<std::size_t>(channels), 0),
       dependents_(dependents_of(program)) {
   // Counting sort of the ops by channel keeps program order inside each channel, in one flat array.
-  for (const Op& op : program.ops) ++channel_end_[op.channel];
+  for (const Op& op : program.ops)
+    ++channel_end_[op.channel];
   std::uint32_t begin = 0;
   for (int c = 0; c < channels; ++c) {
     const std::uint32_t n = channel_end_[c];
@@ -23,7 +24,8 @@ RankFrontier::RankFrontier(const Program& program, int channels)
     ops_[i] = {op.deps_count, State::Idle, op.channel};
   }
   // Channel 0 first: the order in which a fresh rank starts its channels.
-  for (int c = channels - 1; c >= 0; --c) pending_.push_back(c);
+  for (int c = channels - 1; c >= 0; --c)
+    pending_.push_back(c);
 }
 
 bool RankFrontier::complete(OpId op) {

@@ -55,12 +55,12 @@ class RankFrontier {
     return next_[channel] < channel_end_[channel] && ops_[channel_ops_[next_[channel]]].waiting == 0;
   }
 
-  std::vector<OpState> ops_;            // per op, packed: the rules never need the 64-byte Op
-  std::vector<OpId> channel_ops_;       // ops grouped by channel, program order inside a channel
-  std::vector<std::uint32_t> next_;     // per channel: index into channel_ops_ of the next op to start
+  std::vector<OpState> ops_;         // per op, packed: the rules never need the 64-byte Op
+  std::vector<OpId> channel_ops_;    // ops grouped by channel, program order inside a channel
+  std::vector<std::uint32_t> next_;  // per channel: index into channel_ops_ of the next op to start
   std::vector<std::uint32_t> channel_end_;
   Dependents dependents_;
-  std::vector<int> pending_;            // channels whose next op may have become startable
+  std::vector<int> pending_;  // channels whose next op may have become startable
   std::size_t done_ = 0;
   bool starting_ = false;
 };

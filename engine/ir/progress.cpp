@@ -130,13 +130,15 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
   const int channels = std::max(1, s.num_channels());
   std::vector<RankFrontier> ranks;
   ranks.reserve(world);
-  for (int r = 0; r < world; ++r) ranks.emplace_back(s.ranks[r], channels);
+  for (int r = 0; r < world; ++r)
+    ranks.emplace_back(s.ranks[r], channels);
 
   // Starts run first, everywhere they can; matched pairs complete one at a time, oldest first. Deferring
   // completions keeps ops pending as long as the semantics allow, which is what exposes races to the
   // verifier. The worklist holds the ranks that may have ops to start.
   std::vector<int> worklist;
-  for (int r = world - 1; r >= 0; --r) worklist.push_back(r);
+  for (int r = world - 1; r >= 0; --r)
+    worklist.push_back(r);
   std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
   auto complete = [&](int r, OpId i) {
     if (ranks[r].complete(i)) worklist.push_back(r);

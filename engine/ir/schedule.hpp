@@ -100,7 +100,7 @@ struct Schedule {
   // IR channels per network channel (a tree runs each network channel as an up and a down IR channel): how
   // the α-β model splits links. Typed, from the planner (to_explicit) or read once when a file is loaded.
   int lanes_per_channel = 1;
-  std::vector<Program> ranks;                 // size spec.world_size
+  std::vector<Program> ranks;  // size spec.world_size
 
   int world_size() const { return spec.world_size; }
   int num_channels() const;  // 1 + highest channel used

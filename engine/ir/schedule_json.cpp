@@ -174,7 +174,8 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     // The one parameter a consumer needs (the α-β model's link split), typed here once.
     if (auto it = s.params.find("lanes"); it != s.params.end()) {
       int lanes = 0;
-      const auto [end, error] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), lanes);
+      const auto [end, error] =
+          std::from_chars(it->second.data(), it->second.data() + it->second.size(), lanes);
       if (error != std::errc() || end != it->second.data() + it->second.size() || lanes < 1 || lanes > 64)
         in.fail("params.lanes", fmt::format("'{}' is not an integer in [1, 64]", it->second));
       s.lanes_per_channel = lanes;

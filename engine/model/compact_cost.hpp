@@ -14,9 +14,9 @@
 // Link shares are those of the explicit walk: every connection of every lane is declared first.
 #pragma once
 
-#include "engine/model/cost.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/run_result.hpp"
+#include "engine/model/cost.hpp"
 
 namespace cclab {
 

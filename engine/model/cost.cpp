@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
-#include "engine/model/walk.hpp"
 #include "engine/ir/progress.hpp"
+#include "engine/model/walk.hpp"
 
 namespace cclab {
 namespace {

@@ -12,12 +12,12 @@ namespace cclab {
 namespace {
 
 // Steady state. One step of a ring phase maps the state (per position: the end of its last op and of its last
-// transfer; per position and chunk: the arrival of the block it forwards next and the end of its last send) by
-// max and + only, with the same constants every step when every block of the channel has the same size (the
-// links of a position do not change from step to step). Such a map commutes with adding a constant to every
-// component, so once one step has advanced every component by the same λ, every later step does too: the
-// remaining steps are skipped by adding m·λ. Rounding makes two equal increments differ in the last bits; a
-// relative 1e-12 accepts that, far inside the 1e-9 the compact model promises against the explicit walk.
+// transfer; per position and chunk: the arrival of the block it forwards next and the end of its last send)
+// by max and + only, with the same constants every step when every block of the channel has the same size
+// (the links of a position do not change from step to step). Such a map commutes with adding a constant to
+// every component, so once one step has advanced every component by the same λ, every later step does too:
+// the remaining steps are skipped by adding m·λ. Rounding makes two equal increments differ in the last bits;
+// a relative 1e-12 accepts that, far inside the 1e-9 the compact model promises against the explicit walk.
 bool uniform_increment(std::span<const double> now, std::span<const double> before, double& lambda) {
   if (now.empty()) return false;
   lambda = now[0] - before[0];
@@ -120,7 +120,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         return false;
       }
       const double jump = static_cast<double>(steps - 1 - s) * lambda;
-      for (double& x : state) x += jump;
+      for (double& x : state)
+        x += jump;
       for (int i = 0; i < P; ++i) {
         note_end(i, last[i]);
         for (int k = 0; k < K; ++k) {
@@ -160,7 +161,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         if (fast_forward(s, P - 1, rs_lambda, [](double) { return true; })) break;
         rs_lambda = 0;
       }
-      std::copy(recv_prev, recv_prev + PK, seed.begin());  // the reduced own block: the allgather's first send
+      // The reduced own block: what the allgather's first send waits for.
+      std::copy(recv_prev, recv_prev + PK, seed.begin());
     }
     if (ag) {
       if (!rs) {  // the own block is copied to the output first
@@ -181,7 +183,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
       double rs_latest = kNever;
       if (reads_rs) {
         for (int i = 0; i < P; ++i)
-          for (int k = 0; k < K; ++k) rs_latest = std::max(rs_latest, rs_send_at(P - 2, i, k));
+          for (int k = 0; k < K; ++k)
+            rs_latest = std::max(rs_latest, rs_send_at(P - 2, i, k));
       }
       previous = state;
       for (int s = 0; s < P - 1; ++s) {
@@ -208,8 +211,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         }
         std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
         // Later overwrite inputs stay non-binding when all of them are behind every value they meet, or when
-        // none binds now and they grow linearly (past the reduce-scatter's stored rows) and no faster than the
-        // state: then this step's λ is every later one's.
+        // none binds now and they grow linearly (past the reduce-scatter's stored rows) and no faster than
+        // the state: then this step's λ is every later one's.
         double lambda = 0;
         const bool never_binds = !reads_rs || rs_latest <= least_compared;
         const bool linear_inputs = static_cast<std::size_t>(s) + 1 >= rs_rows && !overwrite_binds;

@@ -4,9 +4,9 @@
 #include <span>
 #include <vector>
 
-#include "engine/model/cost.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/model/connections.hpp"
+#include "engine/model/cost.hpp"
 
 namespace cclab {
 

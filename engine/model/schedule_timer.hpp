@@ -1,6 +1,6 @@
 // The seam between the engine and its time backends: the time of one checked compact schedule on a
-// topology. The α-β model is the engine's own (engine/model/compact_cost.hpp); SimGrid provides one from above
-// (sim/timer.hpp), injected by the commands, so that engine/ and real/ never depend on sim/.
+// topology. The α-β model is the engine's own (engine/model/compact_cost.hpp); SimGrid provides one from
+// above (sim/timer.hpp), injected by the commands, so that engine/ and real/ never depend on sim/.
 #pragma once
 
 #include <functional>

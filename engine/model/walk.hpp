@@ -1,15 +1,15 @@
 // Times of an explicit schedule's ops by a walk of the IR's semantics (engine/ir/progress.hpp): the α-β model
-// (engine/model/cost.hpp has its rules) or unit steps. The schedule may be one lane of a compact schedule: its
-// ranks are the lane's members, `global_rank` maps them to the ranks whose connections they use, and
+// (engine/model/cost.hpp has its rules) or unit steps. The schedule may be one lane of a compact schedule:
+// its ranks are the lane's members, `global_rank` maps them to the ranks whose connections they use, and
 // `ready_s` says when each member's previous phase ended (every op starts no earlier: the phase barrier).
 #pragma once
 
 #include <span>
 
-#include "engine/model/cost.hpp"
-#include "engine/model/connections.hpp"
 #include "engine/ir/run_result.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/model/connections.hpp"
+#include "engine/model/cost.hpp"
 
 namespace cclab {
 

@@ -7,14 +7,12 @@
 
 namespace cclab {
 
-Selector::Selector(CostParams cost, OnPlanned on_planned)
-    : cost_(cost), on_planned_(std::move(on_planned)) {}
+Selector::Selector(CostParams cost, OnPlanned on_planned) : cost_(cost), on_planned_(std::move(on_planned)) {}
 
 Selector::Key Selector::key_of(const CollectiveSpec& spec, const topo::Topology& topology,
-                              const PlanOptions& options, std::string_view name) {
-  return {&topology,           spec.collective,  spec.count,    spec.dtype,          spec.op,
-          spec.root,           spec.world_size,  options.chunk_bytes, options.channels, options.inter,
-          std::string(name)};
+                               const PlanOptions& options, std::string_view name) {
+  return {&topology,       spec.collective,     spec.count,       spec.dtype,    spec.op,          spec.root,
+          spec.world_size, options.chunk_bytes, options.channels, options.inter, std::string(name)};
 }
 
 const Candidate& Selector::candidate(const Algorithm& algorithm, const CollectiveSpec& spec,
@@ -40,7 +38,8 @@ const Candidate& Selector::candidate(const Algorithm& algorithm, const Collectiv
 std::vector<Candidate> Selector::table(const CollectiveSpec& spec, const topo::Topology& topology,
                                        const PlanOptions& options) {
   std::vector<Candidate> rows;
-  for (const Algorithm* a : algorithms_for(spec.collective)) rows.push_back(candidate(*a, spec, topology, options));
+  for (const Algorithm* a : algorithms_for(spec.collective))
+    rows.push_back(candidate(*a, spec, topology, options));
   return rows;
 }
 

@@ -29,15 +29,16 @@ class CollectiveTimes {
     const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
     const Candidate& c = selector_.choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
-      throw ConfigError(p.algorithm == "auto"
-                            ? fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective),
-                                          p.gpus())
-                            : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm,
-                                          to_string(bucket.collective), p.gpus(), c.support.reason));
+      throw ConfigError(
+          p.algorithm == "auto"
+              ? fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective), p.gpus())
+              : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm, to_string(bucket.collective),
+                            p.gpus(), c.support.reason));
     }
     seconds = c.time_s;
     if (p.backend == TimeBackend::Sim) {
-      if (!options_.simulate) throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
+      if (!options_.simulate)
+        throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
       auto [it, fresh] = simulated_.try_emplace(c.schedule.get(), 0.0);
       if (fresh) it->second = options_.simulate(*c.schedule, *p.topology);
       seconds = it->second;
@@ -348,8 +349,13 @@ void write_step_timeline(const PointResult& result, const std::string& path) {
     spans.push_back({r, 0, "backward", "compute", c.forward_end_s, c.backward_end_s, {}});
     // The buckets were timed at the slowest rank's pace: a healthy rank's gradients wait for the straggler's.
     if (c.backward_end_s < p.slowest.backward_end_s)
-      spans.push_back(
-          {r, 0, "wait for the stragglers' gradients", "fault", c.backward_end_s, p.slowest.backward_end_s, {}});
+      spans.push_back({r,
+                       0,
+                       "wait for the stragglers' gradients",
+                       "fault",
+                       c.backward_end_s,
+                       p.slowest.backward_end_s,
+                       {}});
     if (c.optimizer_end_s > c.optimizer_start_s)
       spans.push_back({r, 0, "optimizer", "compute", c.optimizer_start_s, c.optimizer_end_s, {}});
     for (std::size_t i = 0; i < p.buckets.size(); ++i) {

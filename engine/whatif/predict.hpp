@@ -41,7 +41,7 @@ struct PredictStats {
 };
 
 struct PredictOptions {
-  bool progress = false;   // a progress line on stderr
+  bool progress = false;  // a progress line on stderr
   VerifyPolicy verify;
   ScheduleTimer simulate;  // for points with `backend: sim`; empty: such points are refused
 };

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/whatif/faults.hpp"
 #include "engine/plan/registry.hpp"
+#include "engine/whatif/faults.hpp"
 #include "engine/whatif/step_model.hpp"
 #include "engine/whatif/workload.hpp"
 #include "topology/topology.hpp"

@@ -69,11 +69,13 @@ std::vector<Bucket> make_buckets(const Workload& w, const ComputeProfile& comput
       !horovod && fusion.first_bucket_bytes > 0 ? fusion.first_bucket_bytes : fusion.threshold_bytes,
       fusion.threshold_bytes, horovod};
   std::vector<Bucket> buckets;
-  for (const BucketSpan& span : assign_buckets(bytes, rule, horovod ? std::span<const double>(tick) : std::span<const double>())) {
+  for (const BucketSpan& span :
+       assign_buckets(bytes, rule, horovod ? std::span<const double>(tick) : std::span<const double>())) {
     Bucket b;
     b.first_tensor = n - 1 - span.begin;
     b.last_tensor = n - span.end;
-    for (std::size_t j = span.begin; j < span.end; ++j) b.elements += w.tensors[n - 1 - j].elements;
+    for (std::size_t j = span.begin; j < span.end; ++j)
+      b.elements += w.tensors[n - 1 - j].elements;
     b.ready_s = tick[span.end - 1];  // sent when its last gradient is (Horovod: at that tick)
     buckets.push_back(std::move(b));
   }

@@ -1,9 +1,9 @@
-// `cclab bench`'s harness (real/bench/harness.hpp): nccl-tests-style benchmark of the engine's schedules run by the real
-// executor over MPI, side by side with the native collectives (Open MPI's, and torch c10d's Gloo where
-// LibTorch is found), on the same buffers in the same run. Options and
-// output follow nccl-tests (-b -e -f -n -w -c -d -o -r; size, count, type, redop, root, then time, algbw,
-// busbw and #wrong out of place and in place; "Out of bounds values" and "Avg bus bandwidth" footers), one
-// block per algorithm, then a summary of engine/native bus bandwidth per size.
+// `cclab bench`'s harness (real/bench/harness.hpp): nccl-tests-style benchmark of the engine's schedules run
+// by the real executor over MPI, side by side with the native collectives (Open MPI's, and torch c10d's Gloo
+// where LibTorch is found), on the same buffers in the same run. Options and output follow nccl-tests (-b -e
+// -f -n -w -c -d -o -r; size, count, type, redop, root, then time, algbw, busbw and #wrong out of place and
+// in place; "Out of bounds values" and "Avg bus bandwidth" footers), one block per algorithm, then a summary
+// of engine/native bus bandwidth per size.
 //
 // Timing as nccl-tests: after -w warm-up runs, -n runs back to back between two barriers; the time per run is
 // averaged over the runs and then over the ranks. Correctness: a separate checked run first (-c 1), with

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "real/calibration.hpp"
 #include "engine/exec/transport.hpp"
+#include "real/calibration.hpp"
 
 namespace cclab::real {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/collective.hpp"
 #include "engine/exec/transport.hpp"
+#include "engine/ir/collective.hpp"
 
 namespace cclab::real {
 

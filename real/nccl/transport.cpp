@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "real/nccl/reduce_kernels.cuh"
 #include "real/mpi/transport.hpp"
+#include "real/nccl/reduce_kernels.cuh"
 
 namespace cclab::real {
 namespace {

@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/ir/collective.hpp"
 #include "engine/exec/transport.hpp"
+#include "engine/ir/collective.hpp"
 
 namespace cclab::real {
 

@@ -1,5 +1,6 @@
 // Gradient buckets: filled by the autograd hooks as gradients become ready, fused by the rule the step model
-// predicts with (engine/whatif/fusion.hpp), and allreduced by the engine's schedules through the one executor.
+// predicts with (engine/whatif/fusion.hpp), and allreduced by the engine's schedules through the one
+// executor.
 #include "real/train/trainer.hpp"
 
 namespace cclab::real {
@@ -26,7 +27,8 @@ void Trainer::make_buckets() {
   bucket_of_.assign(params_.size(), -1);
   const int n = static_cast<int>(params_.size());
   std::vector<std::uint64_t> bytes(params_.size());
-  for (int j = 0; j < n; ++j) bytes[j] = static_cast<std::uint64_t>(params_[n - 1 - j].numel()) * 4;
+  for (int j = 0; j < n; ++j)
+    bytes[j] = static_cast<std::uint64_t>(params_[n - 1 - j].numel()) * 4;
   const bool ddp = o_.fusion == "ddp";
   const FusionRule rule{ddp ? o_.first_bucket_bytes : o_.bucket_bytes, o_.bucket_bytes, !ddp};
   for (const BucketSpan& span : assign_buckets(bytes, rule)) {
@@ -59,8 +61,8 @@ void Trainer::on_gradient(int param, const torch::Tensor& grad) {
 void Trainer::sync_bucket(Bucket& b) {
   const auto start = Clock::now();
   const DType dtype = o_.fp16 ? DType::F16 : DType::F32;
-  const CollectiveSpec spec = spec_for(*topology_, Collective::AllReduce,
-                                       static_cast<std::uint64_t>(b.count), dtype, ReduceOp::Sum);
+  const CollectiveSpec spec =
+      spec_for(*topology_, Collective::AllReduce, static_cast<std::uint64_t>(b.count), dtype, ReduceOp::Sum);
   if (o_.fp16) b.half.copy_(b.flat);
   current_ = &b;
   allreduce_(spec, o_.fp16 ? b.half.data_ptr() : b.flat.data_ptr());

@@ -4,12 +4,7 @@
 namespace cclab::real {
 
 Trainer::Trainer(const TrainOptions& o, MpiWorld& world, Transport& transport, const PredictFn& predict)
-    : o_(o),
-      world_(world),
-      transport_(transport),
-      predict_(predict),
-      P_(world.size()),
-      rank_(world.rank()) {
+    : o_(o), world_(world), transport_(transport), predict_(predict), P_(world.size()), rank_(world.rank()) {
   if (o.steps < 1) throw ConfigError("--steps must be at least 1");
   if (o.batch < 1) throw ConfigError("--batch must be at least 1");
   if (o.fusion != "ddp" && o.fusion != "horovod")
@@ -25,8 +20,7 @@ Trainer::Trainer(const TrainOptions& o, MpiWorld& world, Transport& transport, c
           "-DTorch_DIR=/path/to/libtorch/share/"
           "cmake/Torch)");
     }
-    device_ =
-        torch::Device(torch::kCUDA, world.local_rank() % static_cast<int>(torch::cuda::device_count()));
+    device_ = torch::Device(torch::kCUDA, world.local_rank() % static_cast<int>(torch::cuda::device_count()));
   }
   // One intra-op thread: results independent of thread scheduling (bitwise resume) and no oversubscription
   // when ranks share cores.
@@ -97,7 +91,7 @@ std::pair<torch::Tensor, torch::Tensor> Trainer::batch(int step, int rank) {
 
 // Trains steps [first, last); returns each step's wall time.
 std::vector<double> Trainer::train_steps(int first, int last, const AllreduceFn& allreduce, bool record,
-                                train::MlflowRun* mlflow) {
+                                         train::MlflowRun* mlflow) {
   std::vector<double> step_seconds;
   allreduce_ = allreduce;
   recording_ = record;
@@ -136,8 +130,7 @@ std::vector<double> Trainer::train_steps(int first, int last, const AllreduceFn&
     // Metrics averaged over the ranks (each rank's mean over an equal share of the global batch).
     double metrics[2] = {loss.item<double>(),
                          logits.argmax(1).eq(y).to(torch::kDouble).mean().item<double>()};
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, metrics, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
-              "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, metrics, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
     StepRecord r{step + 1,
                  sampler_->epoch_of(step),
                  metrics[0] / P_,
@@ -187,10 +180,9 @@ std::vector<torch::Tensor> Trainer::momentum_buffers() {
   auto& state = optimizer_->state();
   for (const auto& p : params_) {
     const auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
-    buffers.push_back(
-        it == state.end()
-            ? torch::Tensor()
-            : static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer().clone());
+    buffers.push_back(it == state.end()
+                          ? torch::Tensor()
+                          : static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer().clone());
   }
   return buffers;
 }
@@ -200,7 +192,7 @@ std::vector<torch::Tensor> Trainer::momentum_buffers() {
 // parameters. This isolates what the collectives contribute; a free-running comparison over many steps
 // also measures how training dynamics amplify rounding (reported separately).
 double Trainer::reference_step_error(int step, const std::vector<torch::Tensor>& before,
-                            const std::vector<torch::Tensor>& momentum) {
+                                     const std::vector<torch::Tensor>& momentum) {
   if (!reference_) {
     reference_ = train::make_model(o_.model);
     reference_->to(device_);
@@ -219,8 +211,7 @@ double Trainer::reference_step_error(int step, const std::vector<torch::Tensor>&
     xs.push_back(x);
     ys.push_back(y);
   }
-  torch::nn::functional::cross_entropy(train::forward(reference_, torch::cat(xs)), torch::cat(ys))
-      .backward();
+  torch::nn::functional::cross_entropy(train::forward(reference_, torch::cat(xs)), torch::cat(ys)).backward();
   if (o_.clip > 0) torch::nn::utils::clip_grad_norm_(ref, o_.clip);
   double diff2 = 0, norm2 = 0;
   torch::NoGradGuard no_grad;

@@ -22,8 +22,8 @@ void Trainer::write_csv() {
   out << "step,epoch,loss,accuracy,lr,step_s,compute_s,comm_s,exposed_comm_s,samples_per_s,replicas_"
          "identical\n";
   for (const StepRecord& r : records_) {
-    out << fmt::format("{},{},{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.2f},{}\n", r.step,
-                       r.epoch, r.loss, r.accuracy, r.lr, r.step_s, r.compute_s, r.comm_s, r.comm_s,
+    out << fmt::format("{},{},{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.2f},{}\n", r.step, r.epoch,
+                       r.loss, r.accuracy, r.lr, r.step_s, r.compute_s, r.comm_s, r.comm_s,
                        P_ * o_.batch / r.step_s, o_.validate ? (r.identical ? "yes" : "no") : "unchecked");
   }
   if (!out) throw BackendError(fmt::format("{}: cannot write the step CSV", o_.csv));

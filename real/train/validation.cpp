@@ -22,9 +22,8 @@ int Trainer::validate(bool fresh_start) {
 int Trainer::validate_lockstep() {
   int verdict = 0;
   if (rank_ == 0) {
-    const double worst = lockstep_errors_.empty()
-                             ? 0.0
-                             : *std::max_element(lockstep_errors_.begin(), lockstep_errors_.end());
+    const double worst =
+        lockstep_errors_.empty() ? 0.0 : *std::max_element(lockstep_errors_.begin(), lockstep_errors_.end());
     const double tolerance = o_.fp16 ? 1e-2 : 1e-5;
     verdict = worst <= tolerance ? 0 : 1;
     print0(
@@ -219,8 +218,7 @@ void Trainer::compare_gloo(int start_step) {
     diff2 += (params_[i].detach() - engine_final[i]).to(torch::kDouble).pow(2).sum().item<double>();
     norm2 += engine_final[i].to(torch::kDouble).pow(2).sum().item<double>();
   }
-  const double engine_rate = samples_per_second(engine_step_s_),
-               gloo_rate = samples_per_second(gloo_step_s);
+  const double engine_rate = samples_per_second(engine_step_s_), gloo_rate = samples_per_second(gloo_step_s);
   print0(
       "# gloo comparison ({} steps each, same model, start and batches; median step): cclab engine ({}) "
       "{:.1f} "
