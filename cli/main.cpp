@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,23 +13,15 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "common/files.hpp"
 
 namespace {
 
-// Where the sibling executable is: next to this one (build/ or the install's bin/), found through
-// /proc/self/exe so that neither PATH nor the working directory matters.
-std::filesystem::path heavy_executable_path() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return cclab::cli::kHeavyExecutable;  // falls back to PATH
-  return self.parent_path() / cclab::cli::kHeavyExecutable;
-}
-
 [[noreturn]] void exec_heavy(std::string_view command, int argc, char** argv) {
-  const std::string path = heavy_executable_path().string();
+  const std::string path = cclab::beside_executable(cclab::cli::kHeavyExecutable);
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
-  execv(path.c_str(), args.data());
+  execvp(path.c_str(), args.data());
   const int exec_errno = errno;
   if (exec_errno == ENOENT) {
     fmt::print(stderr,

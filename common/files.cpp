@@ -35,4 +35,11 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   return std::move(text).str();
 }
 
+std::string beside_executable(std::string_view name) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return std::string(name);
+  return (self.parent_path() / name).string();
+}
+
 }  // namespace cclab

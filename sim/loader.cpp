@@ -2,11 +2,11 @@
 // forwards to it, so that commands that never simulate never load SimGrid (sim/module.hpp says why).
 #include <dlfcn.h>
 
-#include <filesystem>
 #include <mutex>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "sim/module.hpp"
 
 namespace cclab::sim {
@@ -16,9 +16,7 @@ const ModuleEntry& load_module() {
   static const ModuleEntry* entry = nullptr;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::error_code error;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-    const std::string path = error ? std::string(kModuleFile) : (self.parent_path() / kModuleFile).string();
+    const std::string path = beside_executable(kModuleFile);
     // RTLD_LOCAL: the module's own copies of the engine stay private to it.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {

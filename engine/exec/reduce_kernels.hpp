@@ -1,4 +1,4 @@
-// Element conversions and reductions on host memory, for the reference executor (and the CPU transports).
+// Element conversions and reductions on host memory, for the executor on host transports (MPI, threads).
 // f16 and bf16 are reduced in f32 and rounded back (round to nearest even), as NCCL does on GPUs.
 #pragma once
 

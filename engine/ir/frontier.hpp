@@ -1,13 +1,13 @@
 // The IR's start rules for one rank, written once. Every consumer of the explicit form drives its ranks
-// through this class: the progress walk (verifier, α-β model, step counter), the SimGrid driver, the
-// reference executor and the real executor. What each one does when an op starts or a transfer completes is
-// its own business; when an op may start is decided here:
+// through this class: the progress walk (verifier, α-β model, step counter), the SimGrid driver and the one
+// executor (engine/exec/executor.hpp, over MPI, NCCL or ranks as threads). What each one does when an op
+// starts or a transfer completes is its own business; when an op may start is decided here:
 //   - an op starts once every op it depends on has completed and the op before it on its channel has started
 //     (channels progress independently; within one, ops start in program order);
 //   - a local op or a transfer completes when its consumer says so (complete()), which may let ops start.
 // The matching rule (the k-th send from a to b on channel c pairs with the k-th receive at b from a on c) is
 // check_structure's (engine/ir/progress.hpp) for the walks that see all ranks, and the transports' per-
-// (peer, channel) FIFO order for the executors that see one.
+// (peer, channel) FIFO order for the executor, which sees one.
 #pragma once
 
 #include <cstddef>

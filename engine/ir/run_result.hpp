@@ -1,5 +1,5 @@
-// The result shape every backend returns for one run of a schedule: the reference executor (measured wall
-// time), the α-β cost model (modelled time), and later SimGrid and the MPI/NCCL transports.
+// The result shape every backend returns for one run of a schedule: the reference run (ranks as threads,
+// measured wall time), the α-β cost model and SimGrid (modelled time).
 #pragma once
 
 #include <cstdint>

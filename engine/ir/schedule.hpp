@@ -1,4 +1,4 @@
-// The schedule IR: the contract between the engine's planners and every backend (reference executor, SimGrid,
+// The schedule IR: the contract between the engine's planners and every backend (ranks as threads, SimGrid,
 // MPI, NCCL). A Schedule is a value: a CollectiveSpec plus, for each rank, a program of ops from a closed
 // vocabulary.
 //

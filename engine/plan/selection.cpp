@@ -55,7 +55,7 @@ const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topolo
   const Key key = key_of(spec, topology, options, "auto");
   Candidate none{"auto", Support::no(fmt::format("no {} algorithm applies", to_string(spec.collective))),
                  nullptr, 0};
-  return none_.insert_or_assign(key, std::move(none)).first->second;
+  return cache_.insert_or_assign(key, std::move(none)).first->second;  // no algorithm is named "auto"
 }
 
 PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,

@@ -66,8 +66,7 @@ class Selector {
 
   CostParams cost_;
   OnPlanned on_planned_;
-  std::map<Key, Candidate> cache_;
-  std::map<Key, Candidate> none_;  // "auto" with nothing applicable, by the same key
+  std::map<Key, Candidate> cache_;  // by algorithm name; "auto" only when nothing applies
 };
 
 // One-shot entry points (a Selector of their own; use one Selector across calls to share its plans).

@@ -46,6 +46,15 @@ class CollectiveTimes {
     return c;
   }
 
+  // The collective times of one point, as the step model asks for them.
+  CollectiveTimer timer_for(const ScenarioPoint& p) {
+    return [this, &p](const CollectiveSpec& bucket, std::string& used) {
+      double seconds = 0;
+      used = time(p, bucket, seconds).algorithm;
+      return seconds;
+    };
+  }
+
  private:
   // Every schedule passes the compact checks (O(C·P) for ring and tree passes) before it is costed; small
   // ones are also expanded and fully verified.
@@ -104,27 +113,18 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, const Predic
       fmt::print(stderr, "\r[{}/{}] {} GPUs, {}{}{}            ", i + 1, scenario.points.size(), p.gpus(),
                  p.algorithm, p.swept.empty() ? "" : ": ", p.label());
     }
-    CollectiveTimer timer = [&](const CollectiveSpec& bucket, std::string& used) {
-      double seconds = 0;
-      used = times.time(p, bucket, seconds).algorithm;
-      return seconds;
+    // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
+    auto step_on = [&](const ScenarioPoint& world) {
+      return predict_step(*p.workload, p.compute, p.fusion, world.gpus(), times.timer_for(world), p.sync,
+                          p.stragglers.active() ? p.stragglers.factor : 1.0);
     };
-    PointResult r{&p,
-                  predict_step(*p.workload, p.compute, p.fusion, p.gpus(), timer, p.sync,
-                               p.stragglers.active() ? p.stragglers.factor : 1.0),
-                  "", std::nullopt};
+    PointResult r{&p, step_on(p), "", std::nullopt};
     r.bucket_algorithms = summarize_algorithms(r.prediction);
     if (p.lost.active()) {
       // The survivors' world: the same point on the smaller topology, its collectives planned anew.
       ScenarioPoint after = p;
       after.topology = p.shrunk_topology;
-      CollectiveTimer after_timer = [&](const CollectiveSpec& bucket, std::string& used) {
-        double seconds = 0;
-        used = times.time(after, bucket, seconds).algorithm;
-        return seconds;
-      };
-      const StepPrediction shrunk = predict_step(*p.workload, p.compute, p.fusion, after.gpus(), after_timer,
-                                                 p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
+      const StepPrediction shrunk = step_on(after);
       r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
                                   r.prediction.step_s, shrunk.step_s);
     }
