@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -115,6 +116,87 @@ TEST(Topology, RoutesAreDeterministicAndEcmpSpreadsOverSpines) {
     }
   }
   EXPECT_EQ(spines_used.size(), 4u);
+}
+
+// route() searches from both ends; the reference searches from the target alone. Same least-cost next-hop
+// sets in the same order mean the same routes: every pair of GPUs (and a GPU and a switch) on fabrics with
+// ECMP over spines, rails, a big single switch, degraded links that move least-cost paths, and failed ones.
+TEST(Routing, BidirectionalSearchTakesTheReferenceRoute) {
+  std::vector<Topology> fabrics;
+  fabrics.push_back(make_preset("pcie_server:16,gpus=2,fabric=leaf_spine,leaf_size=2,spines=4"));
+  fabrics.push_back(make_preset("pcie_server:12,gpus=1,fabric=leaf_spine,leaf_size=3,spines=3,oversub=2"));
+  fabrics.push_back(make_preset("dgx_h100:3,fabric=rail"));
+  fabrics.push_back(make_preset("dgx_a100:12"));  // one switch of degree 96: walked from the other side
+  Topology degraded = make_preset("pcie_server:8,gpus=2,fabric=leaf_spine,leaf_size=2,spines=3");
+  Topology failed = degraded;
+  for (std::size_t l = 0; l < degraded.num_links(); l += 5)
+    degraded.degrade_link(l, 0.25 + 0.05 * static_cast<double>(l % 7), 1e-6 * static_cast<double>(l % 3));
+  for (std::size_t l = 0; l < failed.num_links(); ++l) {
+    const Link& link = failed.link(l);
+    if (failed.vertex(link.a).name == "spine1" || failed.vertex(link.b).name == "spine1") failed.fail_link(l);
+  }
+  fabrics.push_back(degraded);
+  fabrics.push_back(failed);
+  for (const Topology& t : fabrics) {
+    int compared = 0;
+    std::vector<VertexId> ends = t.gpus();
+    for (VertexId v = 0; v < t.num_vertices(); ++v)
+      if (t.vertex(v).kind == VertexKind::Switch) ends.push_back(v);
+    for (VertexId a : ends) {
+      for (VertexId b : ends) {
+        Route reference;
+        try {
+          reference = t.reference_route(a, b);
+        } catch (const ConfigError&) {  // an isolated switch: both say so
+          EXPECT_THROW(t.route(a, b), ConfigError);
+          continue;
+        }
+        const Route fast = t.route(a, b);
+        ASSERT_EQ(fast.hops, reference.hops) << t.name() << ": " << t.vertex(a).name << " -> " << t.vertex(b).name;
+        EXPECT_EQ(fast.latency_s, reference.latency_s);
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, 100) << t.name();
+  }
+}
+
+// The same on random switch graphs whose links cost one or two units (100 or 50 GB/s, no latency), so that
+// least-cost paths tie often and branch and merge: wrong next-hop sets, orders or on-route decisions change routes here. A hub joined
+// to 70 switches is walked from the other side.
+TEST(Routing, BidirectionalSearchMatchesTheReferenceOnRandomGraphs) {
+  for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    Topology t(fmt::format("random{}", seed));
+    std::vector<VertexId> switches, gpus;
+    for (int s = 0; s < 80; ++s)
+      switches.push_back(t.add_vertex(Vertex{fmt::format("sw{}", s), VertexKind::Switch}));
+    auto join = [&](VertexId a, VertexId b, LinkKind kind) {
+      t.add_link(a, b, kind, std::uniform_int_distribution<int>(0, 1)(rng) ? 100e9 : 50e9, 0.0);
+    };
+    for (int s = 1; s < 80; ++s)  // a chain keeps it connected
+      join(switches[s - 1], switches[s], LinkKind::InfiniBand);
+    for (int extra = 0; extra < 120; ++extra) {
+      const auto a = std::uniform_int_distribution<std::size_t>(1, 79)(rng);
+      const auto b = std::uniform_int_distribution<std::size_t>(1, 79)(rng);
+      if (a != b) join(switches[a], switches[b], LinkKind::InfiniBand);
+    }
+    for (int s = 1; s <= 70; ++s)
+      join(switches[0], switches[s], LinkKind::InfiniBand);
+    for (int g = 0; g < 16; ++g) {
+      gpus.push_back(t.add_vertex(Vertex{fmt::format("n{}.gpu0", g), VertexKind::Gpu, g, 0}));
+      for (int k = 0; k < 2; ++k)
+        join(gpus.back(), switches[std::uniform_int_distribution<std::size_t>(1, 79)(rng)], LinkKind::Pcie);
+    }
+    for (VertexId a : gpus) {
+      for (VertexId b : gpus) {
+        ASSERT_EQ(t.route(a, b).hops, t.reference_route(a, b).hops)
+            << t.name() << ": " << t.vertex(a).name << " -> " << t.vertex(b).name;
+      }
+      for (VertexId b : switches)
+        ASSERT_EQ(t.route(a, b).hops, t.reference_route(a, b).hops) << t.name();
+    }
+  }
 }
 
 TEST(Topology, OversubscriptionSetsUplinkBandwidth) {

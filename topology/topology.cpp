@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <ostream>
+#include <queue>
 #include <set>
 #include <unordered_map>
 
@@ -73,6 +74,49 @@ struct SearchScratch {
   }
 };
 thread_local SearchScratch search_scratch;
+
+// The two searches of bidirectional_route(), reused like SearchScratch: only touched vertices are reset.
+struct BidirectionalScratch {
+  static constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;  // sums of two stay finite
+  using Entry = std::pair<std::int64_t, VertexId>;
+  struct Side {
+    std::vector<std::int64_t> dist;
+    std::vector<std::uint8_t> settled;
+    std::vector<VertexId> order;  // settled vertices, in settling order
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  };
+  Side side[2];
+  std::vector<std::int8_t> on_route;  // memo of the walk: 0 unknown, 1 yes, -1 no
+  std::vector<std::uint8_t> seen;
+  std::vector<VertexId> touched;
+  std::vector<Topology::NextHop> next;
+  void fit(std::size_t vertices) {
+    if (seen.size() >= vertices) return;
+    for (Side& s : side) {
+      s.dist.resize(vertices, kInf);
+      s.settled.resize(vertices, 0);
+    }
+    on_route.resize(vertices, 0);
+    seen.resize(vertices, 0);
+  }
+  void touch(VertexId v) {
+    if (!seen[v]) seen[v] = 1, touched.push_back(v);
+  }
+  void reset() {
+    for (VertexId v : touched) {
+      for (Side& s : side)
+        s.dist[v] = kInf, s.settled[v] = 0;
+      on_route[v] = 0;
+      seen[v] = 0;
+    }
+    touched.clear();
+    for (Side& s : side) {
+      s.order.clear();
+      s.heap = {};
+    }
+  }
+};
+thread_local BidirectionalScratch bidirectional_scratch;
 
 struct StopPastSource : boost::default_dijkstra_visitor {
   VertexId source = 0;
@@ -226,6 +270,7 @@ std::size_t Topology::add_link(VertexId a, VertexId b, LinkKind kind, double ban
   }
   std::size_t id = links_.size();
   links_.push_back(Link{a, b, kind, bandwidth_Bps, latency_s});
+  free_hops_ = free_hops_ || hop_cost_ps(links_.back()) <= 0;
   boost::add_edge(a, b, EdgeProps{id, true}, graph_);
   boost::add_edge(b, a, EdgeProps{id, false}, graph_);
   return id;
@@ -304,7 +349,37 @@ Route Topology::route(VertexId from, VertexId to) const {
   return result;
 }
 
+// Among the equal-cost next hops out of one vertex (in its out-edge order, i.e. by link id): a GPU endpoint's
+// own NIC, else the flow hash's pick.
+std::size_t Topology::choose_next_hop(VertexId from, VertexId to, std::uint64_t flow_hash,
+                                      std::span<const NextHop> next) const {
+  std::size_t chosen = flow_hash % next.size();
+  for (std::size_t i = 0; i < next.size(); ++i) {
+    const VertexId v = next[i].target;
+    if (nic_index_[v] < 0) continue;
+    for (VertexId gpu : {from, to}) {
+      const Vertex& g = graph_[gpu];
+      if (g.kind == VertexKind::Gpu && g.node == graph_[v].node &&
+          nic_index_[v] == g.local_rank % nics_per_node_.at(g.node)) {
+        chosen = i;
+      }
+    }
+  }
+  return chosen;
+}
+
+void Topology::append_hop(Route& route, const NextHop& hop) const {
+  route.hops.push_back(Hop{hop.link, hop.forward});
+  route.latency_s += effective_latency_s(hop.link);
+  route.bottleneck_bandwidth_Bps = std::min(route.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(hop.link));
+}
+
 Route Topology::compute_route(VertexId from, VertexId to) const {
+  if (from == to || free_hops_) return reference_route(from, to);
+  return bidirectional_route(from, to);
+}
+
+Route Topology::reference_route(VertexId from, VertexId to) const {
   Route result;
   result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
   if (from == to) return result;
@@ -331,9 +406,7 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
   // Distances to `to` (links are symmetric, so a search from `to` gives them), then walk from `from`.
   // The search stops once every vertex as close to `to` as `from` is settled: the walk below only steps to
   // vertices closer to `to` than the one it is at (or as close, over a free hop), and those are all settled
-  // by then, so the route is the one a full search gives. On a 4,096-GPU fabric this is most of the
-  // difference between seconds and minutes for the α-β model of a ring, whose neighbours are mostly in one
-  // node.
+  // by then, so the route is the one a full search gives.
   SearchScratch& scratch = search_scratch;
   scratch.fit(num_vertices());
   struct ResetOnExit {
@@ -361,32 +434,162 @@ Route Topology::compute_route(VertexId from, VertexId to) const {
         fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
   }
   const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
+  std::vector<NextHop> next;
   VertexId at = from;
   while (at != to) {
-    std::vector<Graph::edge_descriptor> next;
+    next.clear();
     for (auto [e, end] = boost::out_edges(at, view); e != end; ++e) {
       VertexId v = boost::target(*e, view);
-      if (dist[v] != SearchScratch::kInf && dist[v] + weight[*e] == dist[at]) next.push_back(*e);
+      if (dist[v] != SearchScratch::kInf && dist[v] + weight[*e] == dist[at])
+        next.push_back(NextHop{v, graph_[*e].link, graph_[*e].forward});
     }
     CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
-    auto chosen = next[flow_hash % next.size()];
-    for (const auto& e : next) {  // a GPU endpoint's own NIC wins over the hash
-      const VertexId v = boost::target(e, view);
-      if (nic_index_[v] < 0) continue;
-      for (VertexId gpu : {from, to}) {
-        const Vertex& g = graph_[gpu];
-        if (g.kind == VertexKind::Gpu && g.node == graph_[v].node &&
-            nic_index_[v] == g.local_rank % nics_per_node_.at(g.node)) {
-          chosen = e;
-        }
+    const NextHop& hop = next[choose_next_hop(from, to, flow_hash, next)];
+    append_hop(result, hop);
+    at = hop.target;
+  }
+  return result;
+}
+
+// Two Dijkstra searches, from `from` (F) and from `to` (B), over the same graph (links are symmetric).
+//
+// 1. They alternate (the side with the nearer frontier pops) until the two frontiers together reach the best
+//    meeting found, μ = min df(v) + dt(v): then μ = D, the route's cost. The vertex that would meet that
+//    criterion is not expanded, which on a big fabric is the switch in the middle: its thousands of NIC
+//    neighbours are never looked at.
+// 2. F then settles every vertex with df <= D/2 and B every one with dt <= D - D/2, expanding only vertices
+//    strictly inside their radius. Hop costs are positive (else compute_route takes the reference search),
+//    so every vertex on a least-cost route is settled with its exact distance by one of them: df(v) <= D/2,
+//    or dt(v) = D - df(v) < D - D/2.
+// 3. The walk from `from` steps, as the reference walk does, to the neighbours v that keep it on a least-cost
+//    route, dt(v) = dt(at) - w. A B-settled v shows it directly. An F-only v must have df(v) = df(at) + w and
+//    lie on a least-cost route itself, which a memoized search over F-settled vertices decides (it reaches
+//    B-settled ones within a few hops). At a B-settled vertex of high degree (the switch), the candidates
+//    are found from the other side: the B-settled vertices with an edge to it.
+// Same next-hop sets in the same order as the reference, hence the same routes (tests compare the two).
+Route Topology::bidirectional_route(VertexId from, VertexId to) const {
+  Route result;
+  result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
+  BidirectionalScratch& sc = bidirectional_scratch;
+  sc.fit(num_vertices());
+  struct ResetOnExit {
+    BidirectionalScratch& scratch;
+    ~ResetOnExit() { scratch.reset(); }
+  } reset_on_exit{sc};
+  constexpr std::int64_t kInf = BidirectionalScratch::kInf;
+  auto usable = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
+  auto weight = [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); };
+  BidirectionalScratch::Side* sides[2] = {&sc.side[0], &sc.side[1]};
+  auto seed = [&](int s, VertexId v) {
+    sc.touch(v);
+    sides[s]->dist[v] = 0;
+    sides[s]->heap.push({0, v});
+  };
+  seed(0, from);
+  seed(1, to);
+  std::int64_t mu = kInf;
+  // The nearest frontier entry of a side (stale entries dropped), kInf when it is empty.
+  auto top = [&](int s) {
+    auto& heap = sides[s]->heap;
+    while (!heap.empty() && (heap.top().first > sides[s]->dist[heap.top().second] ||
+                             sides[s]->settled[heap.top().second])) {
+      heap.pop();
+    }
+    return heap.empty() ? kInf : heap.top().first;
+  };
+  auto expand = [&](int s, VertexId u) {
+    const std::int64_t du = sides[s]->dist[u];
+    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+      const VertexId v = boost::target(*e, graph_);
+      if (link_failed(graph_[*e].link) || !usable(v)) continue;
+      const std::int64_t dv = du + weight(*e);
+      if (dv < sides[s]->dist[v]) {
+        sc.touch(v);
+        sides[s]->dist[v] = dv;
+        sides[s]->heap.push({dv, v});
+        if (sides[1 - s]->dist[v] != kInf) mu = std::min(mu, dv + sides[1 - s]->dist[v]);
       }
     }
-    const EdgeProps& props = graph_[chosen];
-    result.hops.push_back(Hop{props.link, props.forward});
-    result.latency_s += effective_latency_s(props.link);
-    result.bottleneck_bandwidth_Bps =
-        std::min(result.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(props.link));
-    at = boost::target(chosen, view);
+  };
+  auto settle = [&](int s) {
+    const VertexId u = sides[s]->heap.top().second;
+    sides[s]->heap.pop();
+    sides[s]->settled[u] = 1;
+    sides[s]->order.push_back(u);
+    return u;
+  };
+  if (from != to) {
+    while (true) {
+      const std::int64_t tf = top(0), tb = top(1);
+      if (tf == kInf && tb == kInf) break;
+      if (tf + tb >= mu) break;  // (kInf is a quarter of the range: sums stay exact)
+      const int s = tf <= tb ? 0 : 1;
+      expand(s, settle(s));
+    }
+  }
+  if (mu == kInf) {
+    throw ConfigError(
+        fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
+  }
+  const std::int64_t radius[2] = {mu / 2, mu - mu / 2};
+  for (int s = 0; s < 2; ++s) {
+    while (top(s) <= radius[s]) {
+      const VertexId u = settle(s);
+      if (sides[s]->dist[u] < radius[s]) expand(s, u);
+    }
+  }
+  const auto& F = *sides[0];
+  const auto& B = *sides[1];
+  // Whether an F-settled vertex (not B-settled) lies on a least-cost route: one of its edges continues one.
+  auto on_route = [&](auto&& self, VertexId v) -> bool {
+    if (B.settled[v]) return F.dist[v] + B.dist[v] == mu;
+    std::int8_t& memo = sc.on_route[v];
+    if (memo != 0) return memo > 0;
+    bool yes = false;
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end && !yes; ++e) {
+      const VertexId u = boost::target(*e, graph_);
+      if (link_failed(graph_[*e].link) || !usable(u)) continue;
+      const std::int64_t du = F.dist[v] + weight(*e);
+      if (B.settled[u]) {
+        yes = du + B.dist[u] == mu;
+      } else if (F.settled[u] && F.dist[u] == du) {
+        yes = self(self, u);
+      }
+    }
+    memo = yes ? 1 : -1;
+    return yes;
+  };
+  const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
+  std::vector<NextHop>& next = sc.next;
+  VertexId at = from;
+  while (at != to) {
+    next.clear();
+    const std::int64_t dt_at = B.settled[at] ? B.dist[at] : mu - F.dist[at];
+    const std::size_t degree = boost::out_degree(at, graph_);
+    if (B.settled[at] && degree > 64 && B.order.size() * 4 < degree) {
+      // From the other side: B-settled vertices u with an edge u -> at that keeps the route least-cost.
+      for (const VertexId u : B.order) {
+        if (B.dist[u] >= dt_at || !usable(u)) continue;
+        for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+          if (boost::target(*e, graph_) != at || link_failed(graph_[*e].link)) continue;
+          if (B.dist[u] + weight(*e) == dt_at) next.push_back(NextHop{u, graph_[*e].link, !graph_[*e].forward});
+        }
+      }
+      std::sort(next.begin(), next.end(), [](const NextHop& a, const NextHop& b) { return a.link < b.link; });
+    } else {
+      for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
+        const VertexId v = boost::target(*e, graph_);
+        if (link_failed(graph_[*e].link) || !usable(v)) continue;
+        const std::int64_t w = weight(*e);
+        const bool keeps = B.settled[v] ? B.dist[v] + w == dt_at
+                                        : F.settled[v] && F.dist[v] == mu - dt_at + w && on_route(on_route, v);
+        if (keeps) next.push_back(NextHop{v, graph_[*e].link, graph_[*e].forward});
+      }
+    }
+    CCLAB_ENFORCE(!next.empty(), "route walk from {} lost its way at {}", graph_[from].name, graph_[at].name);
+    const NextHop& hop = next[choose_next_hop(from, to, flow_hash, next)];
+    append_hop(result, hop);
+    at = hop.target;
   }
   return result;
 }

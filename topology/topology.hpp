@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -140,6 +141,17 @@ class Topology {
   // reaches them all: one breadth-first search, where calling route() per GPU would run a Dijkstra each.
   std::optional<VertexId> unreachable_gpu(VertexId gpu) const;
   Route route_between_ranks(int from, int to) const { return route(gpus_.at(from), gpus_.at(to)); }
+  // The same route from one search out of `to` that settles every vertex nearer to it than `from`: simple
+  // and slow on big fabrics (a route across one switch settles every NIC under it). route() searches from
+  // both ends and takes this one only where a hop costs nothing; tests hold the two equal. Uncached.
+  Route reference_route(VertexId from, VertexId to) const;
+
+  // One equal-cost next hop of a route walk (public for the search's scratch space).
+  struct NextHop {
+    VertexId target = 0;
+    std::size_t link = 0;
+    bool forward = true;
+  };
 
   // Graphviz DOT (one undirected edge per link, labelled with kind and bandwidth).
   void write_dot(std::ostream& out) const;
@@ -150,6 +162,11 @@ class Topology {
   std::string name_;
   Graph graph_;
   Route compute_route(VertexId from, VertexId to) const;
+  Route bidirectional_route(VertexId from, VertexId to) const;
+  std::size_t choose_next_hop(VertexId from, VertexId to, std::uint64_t flow_hash,
+                              std::span<const NextHop> next) const;
+  void append_hop(Route& route, const NextHop& hop) const;
+  bool free_hops_ = false;  // some link's route cost rounds to 0 ps: bidirectional_route() needs positive ones
 
   std::vector<Link> links_;
   std::vector<bool> failed_;  // per link, what-if failures
