@@ -83,5 +83,35 @@ TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
   }
 }
 
+// Past CostParams::ring_exact_cells, a ring whose blocks differ by one element is timed with every block at
+// the mean size. Times only grow with block sizes, so that time lies between the rings whose blocks are all
+// the smaller and all the larger size (both exact: equal blocks), as the exact time does; they differ by
+// well under a percent here.
+TEST(CompactCostRing, MeanBlocksPastTheCellBudgetStayBetweenTheBounds) {
+  const topo::Topology t = topo::make_preset("dgx_a100:4");
+  const Algorithm& ring = require_algorithm(Collective::AllReduce, "ring");
+  const std::uint64_t P = t.gpus().size(), q = 5000;
+  for (std::uint64_t r : {std::uint64_t{1}, P / 2, P - 1}) {
+    for (std::uint64_t chunk : {std::uint64_t{0}, std::uint64_t{4096}}) {
+      const PlanOptions o{.chunk_bytes = chunk, .channels = 0, .inter = "ring"};
+      auto time = [&](std::uint64_t count, std::uint64_t exact_cells) {
+        CostParams params;
+        params.ring_exact_cells = exact_cells;
+        const CollectiveSpec spec = spec_for(t, Collective::AllReduce, count, DType::F32, ReduceOp::Sum, 0);
+        return estimate_compact_cost(ring.compact(spec, t, o), t, params).total_s;
+      };
+      const double exact = time(q * P + r, CostParams{}.ring_exact_cells);
+      const double mean = time(q * P + r, 0);
+      const double low = time(q * P, 0), high = time((q + 1) * P, 0);
+      EXPECT_NE(mean, exact) << "r " << r << " chunk " << chunk;  // the mean-size mode did run
+      EXPECT_LE(low, mean);
+      EXPECT_LE(mean, high);
+      EXPECT_LE(low, exact);
+      EXPECT_LE(exact, high);
+      EXPECT_LT(std::abs(mean - exact), 0.01 * exact);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cclab

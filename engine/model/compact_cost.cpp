@@ -115,12 +115,14 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
       if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
         const std::uint64_t n = ring->members(),
                             halves = (ring->reduce_scatter ? 1 : 0) + (ring->allgather ? 1 : 0);
-        // Equal blocks (the count divides by the members) let the recurrence skip its steady state
-        // (engine/model/ring_timing.cpp), which the presets reach within a node's period of steps; 32 steps
-        // per phase is the bound this estimate assumes. Unequal blocks walk every step.
-        const std::uint64_t steps =
-            ring->count % std::max<std::uint64_t>(n, 1) == 0 ? std::min<std::uint64_t>(n, 32) : n;
-        work.ring_cells += ring->channels() * n * steps * ring->rounds() * halves;
+        // Equal blocks (the count divides by the members, or unequal ones averaged past the cell budget) let
+        // the recurrence skip its steady state (engine/model/ring_timing.cpp), which the presets reach within
+        // a node's period of steps; 32 steps per phase is the bound this estimate assumes.
+        const std::uint64_t full = ring->channels() * n * n * ring->rounds() * halves;
+        const bool skips =
+            ring->count % std::max<std::uint64_t>(n, 1) == 0 || full > CostParams{}.ring_exact_cells;
+        work.ring_cells += skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves
+                                 : full;
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }

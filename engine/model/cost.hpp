@@ -24,6 +24,10 @@ struct CostParams {
   // bandwidth (1.6 TB/s), since a reduction reads two operands and writes one. 0 makes reductions free.
   double reduce_Bps = 5e11;
   double copy_Bps = 8e11;  // device-local copy (read + write of HBM)
+  // Ring passes whose blocks differ in size (the count does not divide by the members) are timed exactly up
+  // to this many recurrence cells (channels x members x steps x chunks; 2^25 is a 1,024-GPU ring with 8
+  // channels); past it, with every block at its channel's mean size (engine/model/ring_timing.hpp).
+  std::uint64_t ring_exact_cells = std::uint64_t{1} << 25;
 };
 
 RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology,

@@ -40,7 +40,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   std::vector<double> member_end(ready_s.begin(), ready_s.end());
   constexpr double kNever = -std::numeric_limits<double>::infinity();
   // Local work and transfers, with the explicit walk's arithmetic, so that both give the same doubles.
-  auto local_s = [&](std::uint64_t n, double rate) {
+  auto local_s = [&](double n, double rate) {
     if (unit_steps) return 0.0;
     return rate > 0 ? n * m.elem_bytes / rate : 0.0;
   };
@@ -53,7 +53,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   double* recv_prev = state.data() + kRecv;
   double* sent = state.data() + kSent;
   std::vector<double> ss(P), rr(P), latency_s(P), bandwidth_Bps(P), recv_cur(PK), seed(PK);
-  auto transfer = [&](int i, double send_start, double recv_start, std::uint64_t n) {
+  auto transfer = [&](int i, double send_start, double recv_start, double n) {
     if (unit_steps) return free_s[i] = std::max(send_start, recv_start) + 1;  // (free_s: part of the state)
     const double begin = std::max({send_start, recv_start, free_s[i]});
     const double bytes = n * m.elem_bytes;
@@ -62,19 +62,16 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     free_s[i] = end;
     return end;
   };
-  std::vector<std::uint64_t> size(PK);  // elements of (owner, chunk) on the current channel
+  std::vector<double> size(PK);  // elements of (owner, chunk) on the current channel (whole unless averaged)
+  // Unequal blocks defeat the steady-state skip: past the cell budget, every block takes the mean size.
+  const std::uint64_t cells = static_cast<std::uint64_t>(C) * P * std::max(P - 1, 0) * K * ((rs ? 1 : 0) + (ag ? 1 : 0));
+  const bool may_average = cells > m.params.ring_exact_cells;
   // The allgather's receive of block i-s at step s overwrites what the reduce-scatter sent from it at step s:
   // it waits for that send, whose end time is kept per (step, position, chunk), up to the step where the
   // reduce-scatter reached its steady state (later ones are that row plus a multiple of its λ).
   std::vector<double> rs_send;
   std::size_t rs_rows = 0;
   double rs_lambda = 0;
-  if (rs && ag && P > 1) {
-    const std::uint64_t cells = static_cast<std::uint64_t>(P) * (P - 1) * K;
-    require_within_memory_budget(
-        cells * sizeof(double), fmt::format("the α-β recurrence of a {}-rank ring ({} send times)", P, cells),
-        "use fewer chunks per block (a larger --chunk) or the tree or hierarchical algorithm");
-  }
   auto rs_send_at = [&](int s, int i, int k) {
     const std::size_t at = static_cast<std::size_t>(i) * K + k;
     if (static_cast<std::size_t>(s) < rs_rows) return rs_send[static_cast<std::size_t>(s) * PK + at];
@@ -84,13 +81,23 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     const auto& ring = pass.rings[c];
     for (int owner = 0; owner < P; ++owner)
       for (int k = 0; k < K; ++k)
-        size[static_cast<std::size_t>(owner) * K + k] =
-            partition(partition(partition(pass.count, P, owner), C, c), K, k).count;
+        size[static_cast<std::size_t>(owner) * K + k] = static_cast<double>(
+            partition(partition(partition(pass.count, P, owner), C, c), K, k).count);
     // Every step maps the state alike when every owner's block has the same size (per chunk).
     bool uniform_sizes = true;
     for (int owner = 1; owner < P && uniform_sizes; ++owner)
       for (int k = 0; k < K; ++k)
         uniform_sizes &= size[static_cast<std::size_t>(owner) * K + k] == size[k];
+    if (!uniform_sizes && may_average) {
+      for (int k = 0; k < K; ++k) {
+        double total = 0;
+        for (int owner = 0; owner < P; ++owner)
+          total += size[static_cast<std::size_t>(owner) * K + k];
+        for (int owner = 0; owner < P; ++owner)
+          size[static_cast<std::size_t>(owner) * K + k] = total / P;
+      }
+      uniform_sizes = true;
+    }
     auto note_end = [&](int i, double t) {
       double& e = member_end[ring[i]];
       e = std::max(e, t);
@@ -143,7 +150,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           }
           for (int i = 0; i < P; ++i) {
             const int j = (i + 1) % P;
-            const std::uint64_t n = size[static_cast<std::size_t>(ring[position(i - s - 1)]) * K + k];
+            const double n = size[static_cast<std::size_t>(ring[position(i - s - 1)]) * K + k];
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
@@ -154,6 +161,14 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         }
         std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
         if (ag) {
+          // The table grows until the steady state (rarely past a few node periods); checked as it doubles.
+          if ((s & (s + 1)) == 0) {
+            const std::uint64_t sends = std::min<std::uint64_t>(2 * (s + 1), P - 1) * PK;
+            require_within_memory_budget(
+                sends * sizeof(double),
+                fmt::format("the α-β recurrence of a {}-rank ring ({} send times)", P, sends),
+                "use fewer chunks per block (a larger --chunk) or the tree or hierarchical algorithm");
+          }
           rs_send.resize((s + 1) * PK);
           std::copy(sent, sent + PK, rs_send.begin() + static_cast<std::ptrdiff_t>(s * PK));
           rs_rows = s + 1;
@@ -201,7 +216,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           }
           for (int i = 0; i < P; ++i) {
             const int j = (i + 1) % P;
-            const std::uint64_t n = size[static_cast<std::size_t>(ring[position(i - s)]) * K + k];
+            const double n = size[static_cast<std::size_t>(ring[position(i - s)]) * K + k];
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
