@@ -1,6 +1,9 @@
 #include "engine/model/compact_cost.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -79,21 +82,92 @@ std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::s
   return end;
 }
 
+// Lanes that share a walked pass (the leader's 2,048 intra-node reductions) often see the same thing: the
+// same ready times up to a shift and the same cost on every connection (member, peer, channel). The walk is
+// max and + of those, so its ends are the first lane's shifted alike (to rounding): walk once, reuse.
+class LaneMemo {
+ public:
+  LaneMemo(const ConnectionCosts* costs) : costs_(costs) {}
+
+  // The ends of a lane that matches the pass's walked one, or nullopt.
+  std::optional<std::vector<double>> find(const Lane& lane, std::span<const double> ready) {
+    const auto it = walked_.find(lane.pass.get());
+    if (it == walked_.end()) return std::nullopt;
+    const Walked& w = it->second;
+    const double shift = ready.empty() ? 0.0 : ready[0] - w.ready[0];
+    for (std::size_t m = 0; m < ready.size(); ++m)
+      if (ready[m] - ready[0] != w.ready[m] - w.ready[0]) return std::nullopt;
+    if (costs_) {
+      for (std::size_t i = 0; i < w.connections.size(); ++i) {
+        const auto [a, b, c] = w.connections[i];
+        const ConnectionCost& x = costs_->at(lane.ranks[a], lane.ranks[b], c);
+        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps)
+          return std::nullopt;
+      }
+    }
+    std::vector<double> end(w.end);
+    for (double& e : end)
+      e += shift;
+    return end;
+  }
+
+  void remember(const Lane& lane, std::span<const double> ready, const std::vector<double>& end) {
+    Walked w{{ready.begin(), ready.end()}, end, {}, {}};
+    auto add = [&](int a, int b, int channel) { w.connections.emplace_back(a, b, channel); };
+    if (const auto* ex = std::get_if<ExplicitPass>(lane.pass.get())) {
+      for (int a = 0; a < ex->programs.world_size(); ++a)
+        for (const Op& op : ex->programs.ranks[a].ops)
+          if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel));
+    } else {
+      const auto& tree = std::get<TreePass>(*lane.pass);
+      for (int c = 0; c < tree.channels(); ++c) {
+        for (std::size_t m = 0; m < tree.trees[c].parent.size(); ++m) {
+          const int parent = tree.trees[c].parent[m];
+          if (parent < 0) continue;
+          add(static_cast<int>(m), parent, 2 * c);
+          add(parent, static_cast<int>(m), 2 * c + 1);
+        }
+      }
+    }
+    std::sort(w.connections.begin(), w.connections.end());
+    w.connections.erase(std::unique(w.connections.begin(), w.connections.end()), w.connections.end());
+    if (costs_)
+      for (const auto& [a, b, c] : w.connections)
+        w.costs.push_back(costs_->at(lane.ranks[a], lane.ranks[b], c));
+    walked_.insert_or_assign(lane.pass.get(), std::move(w));
+  }
+
+ private:
+  struct Walked {
+    std::vector<double> ready, end;
+    std::vector<std::tuple<int, int, int>> connections;  // (member, peer, IR channel)
+    std::vector<ConnectionCost> costs;
+  };
+  const ConnectionCosts* costs_;
+  std::unordered_map<const Pass*, Walked> walked_;
+};
+
 // The rank end times of the whole schedule, phase by phase: a lane starts from its members' ends so far.
 std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCosts* costs,
                                   const CostParams& params) {
   std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), 0.0);
   const RingTimingModel ring_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
+  LaneMemo memo(costs);
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       ready.resize(lane.ranks.size());
       for (std::size_t m = 0; m < ready.size(); ++m)
         ready[m] = rank_end[lane.ranks[m]];
-      const std::vector<double> end =
-          std::holds_alternative<RingPass>(*lane.pass)
-              ? time_ring_pass(std::get<RingPass>(*lane.pass), lane.ranks, ready, ring_model)
-              : walk_lane(s, lane, ready, costs, params);
+      std::vector<double> end;
+      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
+        end = time_ring_pass(*ring, lane.ranks, ready, ring_model);
+      } else if (auto reused = memo.find(lane, ready)) {
+        end = std::move(*reused);
+      } else {
+        end = walk_lane(s, lane, ready, costs, params);
+        memo.remember(lane, ready, end);
+      }
       for (std::size_t m = 0; m < end.size(); ++m)
         rank_end[lane.ranks[m]] = end[m];
     }
