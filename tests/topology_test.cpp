@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "topology/presets.hpp"
@@ -81,6 +83,59 @@ TEST(Presets, IntraNodeGoesThroughNvSwitchInterNodeThroughNics) {
   EXPECT_TRUE(crosses_ib);
 }
 
+// DGX-1: a hybrid cube-mesh of direct NVLinks, no NVSwitch. V100: 6 links per GPU (25 GB/s each per
+// direction), half of the 16 GPU pairs doubled; P100: 4 single links per GPU (20 GB/s). Both: 4 NICs.
+TEST(Presets, Dgx1HybridCubeMesh) {
+  for (const auto& [spec, per_gpu_Bps, doubled] :
+       {std::tuple{"dgx1_v100:2", 150e9, 8}, std::tuple{"dgx1_p100:2", 80e9, 0}}) {
+    const Topology t = make_preset(spec);
+    EXPECT_EQ(t.gpus().size(), 16u);
+    EXPECT_EQ(count_kind(t, VertexKind::Nic), 8);
+    EXPECT_EQ(count_kind(t, VertexKind::NvSwitch), 0);
+    std::map<VertexId, double> nvlink_Bps;
+    int pairs = 0, double_pairs = 0;
+    for (const Link& l : t.links()) {
+      if (l.kind != LinkKind::NvLink) continue;
+      ASSERT_EQ(t.vertex(l.a).kind, VertexKind::Gpu);
+      ASSERT_EQ(t.vertex(l.b).kind, VertexKind::Gpu);
+      ASSERT_EQ(t.vertex(l.a).node, t.vertex(l.b).node);
+      nvlink_Bps[l.a] += l.bandwidth_Bps;
+      nvlink_Bps[l.b] += l.bandwidth_Bps;
+      ++pairs;
+      double_pairs += l.bandwidth_Bps > 30e9 ? 1 : 0;
+    }
+    EXPECT_EQ(pairs, 32) << spec;  // 16 per node
+    EXPECT_EQ(double_pairs, 2 * doubled) << spec;
+    for (VertexId g : t.gpus())
+      EXPECT_DOUBLE_EQ(nvlink_Bps[g], per_gpu_Bps) << spec << " " << t.vertex(g).name;
+    // GPUs 3 and 4 share no NVLink: their route goes over PCIe and the CPUs' QPI, not through a GPU.
+    const Route r = t.route_between_ranks(3, 4);
+    EXPECT_FALSE(passes_through_gpu(t, r));
+    EXPECT_EQ(t.link(r.hops[0].link).kind, LinkKind::Pcie);
+  }
+}
+
+// The NVSwitch family: H200, B200, a GB200 NVL72 rack per node, and HGX-like counts of GPUs and NICs.
+TEST(Presets, NvSwitchFamilyAndCounts) {
+  const Topology b200 = make_preset("dgx_b200:1");
+  EXPECT_DOUBLE_EQ(b200.route_between_ranks(0, 7).bottleneck_bandwidth_Bps, 900e9 * 0.8);
+  const Topology h200 = make_preset("dgx_h200:2");
+  EXPECT_EQ(count_kind(h200, VertexKind::Nic), 16);
+  const Topology rack = make_preset("gb200_nvl72:2");
+  EXPECT_EQ(rack.gpus().size(), 144u);
+  EXPECT_EQ(rack.max_gpus_per_node(), 72);
+  EXPECT_EQ(count_kind(rack, VertexKind::Nic), 144);
+  const Topology hgx = make_preset("dgx_h100:3,gpus=4,nics=2");
+  EXPECT_EQ(hgx.gpus().size(), 12u);
+  EXPECT_EQ(count_kind(hgx, VertexKind::Nic), 6);
+  EXPECT_EQ(count_kind(hgx, VertexKind::PcieSwitch), 6);
+  const Topology alone = make_preset("dgx_a100:1,nics=0");
+  EXPECT_EQ(count_kind(alone, VertexKind::Nic), 0);
+  EXPECT_THROW(make_preset("dgx_a100:2,nics=0"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100:2,gpus=0"), ConfigError);
+  EXPECT_THROW(make_preset("dgx1_v100:2,gpus=4"), ConfigError);  // the mesh has 8
+}
+
 TEST(Presets, H100AndPcieParameters) {
   const Topology h = make_preset("dgx_h100:1");
   EXPECT_DOUBLE_EQ(h.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 450e9 * 0.8);
@@ -122,22 +177,25 @@ TEST(Topology, RoutesAreDeterministicAndEcmpSpreadsOverSpines) {
 // sets in the same order mean the same routes: every pair of GPUs (and a GPU and a switch) on fabrics with
 // ECMP over spines, rails, a big single switch, degraded links that move least-cost paths, and failed ones.
 TEST(Routing, BidirectionalSearchTakesTheReferenceRoute) {
-  std::vector<Topology> fabrics;
-  fabrics.push_back(make_preset("pcie_server:16,gpus=2,fabric=leaf_spine,leaf_size=2,spines=4"));
-  fabrics.push_back(make_preset("pcie_server:12,gpus=1,fabric=leaf_spine,leaf_size=3,spines=3,oversub=2"));
-  fabrics.push_back(make_preset("dgx_h100:3,fabric=rail"));
-  fabrics.push_back(make_preset("dgx_a100:12"));  // one switch of degree 96: walked from the other side
-  Topology degraded = make_preset("pcie_server:8,gpus=2,fabric=leaf_spine,leaf_size=2,spines=3");
-  Topology failed = degraded;
-  for (std::size_t l = 0; l < degraded.num_links(); l += 5)
-    degraded.degrade_link(l, 0.25 + 0.05 * static_cast<double>(l % 7), 1e-6 * static_cast<double>(l % 3));
-  for (std::size_t l = 0; l < failed.num_links(); ++l) {
-    const Link& link = failed.link(l);
-    if (failed.vertex(link.a).name == "spine1" || failed.vertex(link.b).name == "spine1") failed.fail_link(l);
+  // (Built in place and shared: copying a Boost adjacency_list trips a GCC false warning.)
+  std::vector<std::shared_ptr<const Topology>> fabrics;
+  for (const char* spec : {"pcie_server:16,gpus=2,fabric=leaf_spine,leaf_size=2,spines=4",
+                           "pcie_server:12,gpus=1,fabric=leaf_spine,leaf_size=3,spines=3,oversub=2",
+                           "dgx_h100:3,fabric=rail", "dgx1_v100:3,fabric=leaf_spine,leaf_size=1,spines=2",
+                           "dgx_a100:12"})  // one switch of degree 96: walked from the other side
+    fabrics.push_back(load_topology_shared(spec));
+  const auto degraded = load_topology_mutable("pcie_server:8,gpus=2,fabric=leaf_spine,leaf_size=2,spines=3");
+  const auto failed = load_topology_mutable("pcie_server:8,gpus=2,fabric=leaf_spine,leaf_size=2,spines=3");
+  for (std::size_t l = 0; l < degraded->num_links(); l += 5)
+    degraded->degrade_link(l, 0.25 + 0.05 * static_cast<double>(l % 7), 1e-6 * static_cast<double>(l % 3));
+  for (std::size_t l = 0; l < failed->num_links(); ++l) {
+    const Link& link = failed->link(l);
+    if (failed->vertex(link.a).name == "spine1" || failed->vertex(link.b).name == "spine1") failed->fail_link(l);
   }
   fabrics.push_back(degraded);
   fabrics.push_back(failed);
-  for (const Topology& t : fabrics) {
+  for (const auto& shared : fabrics) {
+    const Topology& t = *shared;
     int compared = 0;
     std::vector<VertexId> ends = t.gpus();
     for (VertexId v = 0; v < t.num_vertices(); ++v)

@@ -1,5 +1,6 @@
 #include "topology/presets.hpp"
 
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -87,38 +88,94 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
   }
 }
 
-// DGX A100 and H100 share a layout: 8 GPUs on NVSwitch; 4 PCIe switches each holding 2 GPUs and 2 compute
-// NICs; the host CPU above the PCIe switches. (NVIDIA DGX A100 and DGX H100 user guides, system topology
-// chapters.)
-Topology dgx(const std::string& model, const DgxParams& p, double nvlink_Bps, double nic_Bps,
-             double pcie_Bps) {
-  check_preset_size(model, p.nodes, 8, p.fabric);
-  Topology t(fmt::format("{}:{}", model, p.nodes));
-  if (p.nvlink_Bps > 0) nvlink_Bps = p.nvlink_Bps;
-  if (p.nic_Bps > 0) nic_Bps = p.nic_Bps;
-  std::vector<std::vector<VertexId>> nics(p.nodes);
-  for (int n = 0; n < p.nodes; ++n) {
+// The NVSwitch node (DGX/HGX A100, H100, H200, B200; a GB200 NVL72 rack): every GPU has one aggregate link to
+// the node's NVSwitch fabric; PCIe switches under the host CPU each hold GPUs and NICs (a DGX: 4 switches with
+// 2 GPUs and 2 NICs each; NVIDIA DGX A100 / H100 / B200 user guides, system topology chapters). With other
+// counts, GPU g sits on switch g*S/G and NIC i on switch i*S/N, S = G/2 switches (at least one).
+struct NvSwitchNode {
+  int gpus = 8;
+  int nics = 8;
+  double nvlink_Bps = 0;  // per GPU per direction
+  double nic_Bps = 0;
+  double pcie_Bps = 0;
+};
+
+Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node, const FabricParams& f) {
+  check_preset_size(model, nodes, node.gpus, f);
+  if (node.nics < 0 || (node.nics == 0 && nodes > 1))
+    throw ConfigError(fmt::format("{}: nics must be >= 1 with more than one node (got {})", model, node.nics));
+  Topology t(fmt::format("{}:{}", model, nodes));
+  const int switches = std::max(1, node.gpus / 2);
+  std::vector<std::vector<VertexId>> nics(nodes);
+  for (int n = 0; n < nodes; ++n) {
     const std::string pre = node_prefix(n);
     std::vector<VertexId> gpus;
-    for (int g = 0; g < 8; ++g)
+    for (int g = 0; g < node.gpus; ++g)
       gpus.push_back(t.add_vertex(Vertex{fmt::format("{}gpu{}", pre, g), VertexKind::Gpu, n, g}));
     VertexId nvs = t.add_vertex(Vertex{pre + "nvswitch", VertexKind::NvSwitch, n});
     VertexId cpu = t.add_vertex(Vertex{pre + "cpu", VertexKind::Cpu, n});
-    for (int g = 0; g < 8; ++g)
-      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, nvlink_Bps, kNvLinkHopLatency_s);
-    for (int s = 0; s < 4; ++s) {
-      VertexId sw = t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n});
-      t.add_link(sw, cpu, LinkKind::Pcie, pcie_Bps, kPcieHopLatency_s);
-      for (int k = 0; k < 2; ++k) {
-        const int i = 2 * s + k;
-        t.add_link(gpus[i], sw, LinkKind::Pcie, pcie_Bps, kPcieHopLatency_s);
+    for (int g = 0; g < node.gpus; ++g)
+      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, node.nvlink_Bps, kNvLinkHopLatency_s);
+    std::vector<VertexId> pcie;
+    for (int s = 0; s < switches; ++s) {
+      pcie.push_back(t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n}));
+      t.add_link(pcie.back(), cpu, LinkKind::Pcie, node.pcie_Bps, kPcieHopLatency_s);
+    }
+    // Declared switch by switch (GPUs, then NICs), as a DGX lists them.
+    for (int s = 0; s < switches; ++s) {
+      for (int g = 0; g < node.gpus; ++g)
+        if (g * switches / node.gpus == s) t.add_link(gpus[g], pcie[s], LinkKind::Pcie, node.pcie_Bps, kPcieHopLatency_s);
+      for (int i = 0; i < node.nics; ++i) {
+        if (i * switches / node.nics != s) continue;
         VertexId nic = t.add_vertex(Vertex{fmt::format("{}nic{}", pre, i), VertexKind::Nic, n});
-        t.add_link(nic, sw, LinkKind::Pcie, pcie_Bps, kPcieHopLatency_s);
+        t.add_link(nic, pcie[s], LinkKind::Pcie, node.pcie_Bps, kPcieHopLatency_s);
         nics[n].push_back(nic);
       }
     }
   }
-  add_fabric(t, nics, nic_Bps, p.fabric);
+  if (node.nics > 0) add_fabric(t, nics, node.nic_Bps, f);
+  return t;
+}
+
+// DGX-1: 8 GPUs in a hybrid cube-mesh of direct NVLinks (no NVSwitch): two fully connected quads (0-3, 4-7)
+// and GPU g joined to g+4, where V100's 6 links per GPU double half of the pairs (24 links in all) and P100's
+// 4 give each of the 16 pairs one (NVIDIA DGX-1 system architecture whitepapers; `nvidia-smi topo -m` on a
+// DGX-1V shows NV2 for 0-3, 0-4, 1-2, 1-5, 2-3, 4-7, 5-6, 6-7 and NV1 for the other 8 pairs). Two links of a
+// pair are one link of twice the bandwidth here. Four PCIe Gen3 switches, each with 2 GPUs and one EDR
+// InfiniBand 100 Gb/s NIC; two per CPU socket, the sockets joined by QPI (2 x 9.6 GT/s links, 19.2 GB/s per
+// direction each).
+Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, const FabricParams& f) {
+  check_preset_size(model, nodes, 8, f);
+  Topology t(fmt::format("{}:{}", model, nodes));
+  const double link_Bps = volta ? 25e9 : 20e9;  // NVLink2 / NVLink1, per link per direction
+  constexpr double kPcieGen3x16_Bps = 16 * 8e9 * 128.0 / 130.0 / 8;
+  constexpr double kQpi_Bps = 2 * 19.2e9;
+  constexpr std::array<std::array<int, 2>, 8> kDoubled{{{0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3}, {4, 7}, {5, 6}, {6, 7}}};
+  constexpr std::array<std::array<int, 2>, 8> kSingle{{{0, 1}, {0, 2}, {1, 3}, {2, 6}, {3, 7}, {4, 5}, {4, 6}, {5, 7}}};
+  std::vector<std::vector<VertexId>> nics(nodes);
+  for (int n = 0; n < nodes; ++n) {
+    const std::string pre = node_prefix(n);
+    std::vector<VertexId> gpus;
+    for (int g = 0; g < 8; ++g)
+      gpus.push_back(t.add_vertex(Vertex{fmt::format("{}gpu{}", pre, g), VertexKind::Gpu, n, g}));
+    for (const auto& [a, b] : kSingle)
+      t.add_link(gpus[a], gpus[b], LinkKind::NvLink, link_Bps, kNvLinkHopLatency_s);
+    for (const auto& [a, b] : kDoubled)
+      t.add_link(gpus[a], gpus[b], LinkKind::NvLink, (volta ? 2 : 1) * link_Bps, kNvLinkHopLatency_s);
+    VertexId cpu0 = t.add_vertex(Vertex{pre + "cpu0", VertexKind::Cpu, n});
+    VertexId cpu1 = t.add_vertex(Vertex{pre + "cpu1", VertexKind::Cpu, n});
+    t.add_link(cpu0, cpu1, LinkKind::Pcie, kQpi_Bps, kPcieHopLatency_s);
+    for (int s = 0; s < 4; ++s) {
+      VertexId sw = t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n});
+      t.add_link(sw, s < 2 ? cpu0 : cpu1, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
+      for (int g = 2 * s; g < 2 * s + 2; ++g)
+        t.add_link(gpus[g], sw, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
+      VertexId nic = t.add_vertex(Vertex{fmt::format("{}nic{}", pre, s), VertexKind::Nic, n});
+      t.add_link(nic, sw, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
+      nics[n].push_back(nic);
+    }
+  }
+  add_fabric(t, nics, nic_Bps, f);
   return t;
 }
 
@@ -227,16 +284,56 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
 constexpr std::string_view kFabricKeys =
     "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency";
 
+
+// Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
+struct NvSwitchModel {
+  std::string_view name;
+  NvSwitchNode node;
+};
+const std::array<NvSwitchModel, 5>& nvswitch_models() {
+  static const std::array<NvSwitchModel, 5> models{{
+      // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
+      {"dgx_a100", {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps}},
+      // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
+      {"dgx_h100", {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      // H200 SXM: the H100's NVLink4 (900 GB/s bidirectional) and 8 x ConnectX-7 400 Gb/s (DGX H200 datasheet).
+      {"dgx_h200", {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      // B200: 18 NVLink5 x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional); 8 x ConnectX-7
+      // 400 Gb/s compute ports (DGX B200 datasheet).
+      {"dgx_b200", {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      // GB200 NVL72: 72 B200 GPUs in one NVLink domain (NVLink5 through the rack's NVLink switch trays,
+      // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network (NVIDIA
+      // GB200 NVL72 product page). A node here is a rack.
+      {"gb200_nvl72", {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
+  }};
+  return models;
+}
+
+const NvSwitchModel* find_nvswitch_model(std::string_view name) {
+  for (const NvSwitchModel& m : nvswitch_models())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+Topology nvswitch_preset(std::string_view model, const DgxParams& p) {
+  const NvSwitchModel* m = find_nvswitch_model(model);
+  CCLAB_ENFORCE(m != nullptr, "no NVSwitch model '{}'", model);
+  NvSwitchNode node = m->node;
+  if (p.gpus > 0) node.gpus = p.gpus;
+  if (p.nics >= 0) node.nics = p.nics;
+  if (p.nvlink_Bps > 0) node.nvlink_Bps = p.nvlink_Bps;
+  if (p.nic_Bps > 0) node.nic_Bps = p.nic_Bps;
+  return nvswitch_nodes(std::string(model), p.nodes, node, p.fabric);
+}
+
 }  // namespace
 
 Topology dgx_a100(const DgxParams& params) {
-  // A100 SXM: 12 NVLink3 links x 25 GB/s = 300 GB/s per direction. 8 x ConnectX-6 HDR 200 Gb/s. PCIe Gen4.
-  return dgx("dgx_a100", params, 300e9, 200e9 / 8, kPcieGen4x16_Bps);
+  return nvswitch_preset("dgx_a100", params);
 }
 
 Topology dgx_h100(const DgxParams& params) {
-  // H100 SXM: 18 NVLink4 links x 25 GB/s = 450 GB/s per direction. 8 x ConnectX-7 NDR 400 Gb/s. PCIe Gen5.
-  return dgx("dgx_h100", params, 450e9, 400e9 / 8, kPcieGen5x16_Bps);
+  return nvswitch_preset("dgx_h100", params);
 }
 
 Topology pcie_server(const PcieServerParams& p) {
@@ -266,11 +363,27 @@ const std::vector<PresetInfo>& presets() {
       {"dgx_a100",
        "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
        "switches",
-       fmt::format("nvlink, nic, {}", kFabricKeys)},
+       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
       {"dgx_h100",
        "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
        "switches",
-       fmt::format("nvlink, nic, {}", kFabricKeys)},
+       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
+      {"dgx_h200", "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
+      {"dgx_b200", "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
+      {"gb200_nvl72",
+       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one "
+       "400 Gb/s NIC per GPU",
+       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
+      {"dgx1_v100",
+       "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, 6 per GPU), "
+       "4 x EDR 100 Gb/s NICs on PCIe Gen3",
+       fmt::format("nic, {}", kFabricKeys)},
+      {"dgx1_p100",
+       "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per direction, 4 per "
+       "GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
+       fmt::format("nic, {}", kFabricKeys)},
       {"pcie_server",
        "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
        fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
@@ -320,13 +433,29 @@ Topology make_preset(std::string_view spec) {
     kv.check_all_used();
     return pcie_server(p);
   }
+  if (name == "dgx1_v100" || name == "dgx1_p100") {
+    double nic_Bps = 100e9 / 8;  // EDR InfiniBand
+    bandwidth("nic", nic_Bps);
+    FabricParams fabric;
+    read_fabric(kv, fabric);
+    kv.check_all_used();
+    return dgx1(std::string(name), nodes, name == "dgx1_v100", nic_Bps, fabric);
+  }
   DgxParams p;
   p.nodes = nodes;
+  if (const auto* v = kv.get("gpus")) {
+    p.gpus = parse_int(*v, "gpus", spec);
+    if (p.gpus < 1) throw ConfigError(fmt::format("topology '{}': gpus must be >= 1", spec));
+  }
+  if (const auto* v = kv.get("nics")) {
+    p.nics = parse_int(*v, "nics", spec);
+    if (p.nics < 0) throw ConfigError(fmt::format("topology '{}': nics must be >= 0", spec));
+  }
   bandwidth("nvlink", p.nvlink_Bps);
   bandwidth("nic", p.nic_Bps);
   read_fabric(kv, p.fabric);
   kv.check_all_used();
-  return name == "dgx_a100" ? dgx_a100(p) : dgx_h100(p);
+  return nvswitch_preset(name, p);
 }
 
 Topology load_topology(std::string_view spec_or_path) {

@@ -36,10 +36,13 @@ inline FabricParams ethernet_fabric() {
   return f;
 }
 
+// The NVSwitch family (dgx_a100, dgx_h100, dgx_h200, dgx_b200, gb200_nvl72); 0 (or -1) keeps the model's value.
 struct DgxParams {
   int nodes = 1;
-  double nvlink_Bps = 0;  // per GPU per direction; 0 = the model's value
-  double nic_Bps = 0;     // per NIC per direction; 0 = the model's value
+  int gpus = 0;           // per node (an HGX board with 4, a partial rack)
+  int nics = -1;          // per node; 0 only for one node
+  double nvlink_Bps = 0;  // per GPU per direction
+  double nic_Bps = 0;     // per NIC per direction
   FabricParams fabric;
 };
 
