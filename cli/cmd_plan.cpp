@@ -16,6 +16,7 @@
 #include "engine/ir/trace.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/cost.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "engine/plan/selection.hpp"
 #include "topology/presets.hpp"
 
@@ -103,6 +104,25 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
   }
 }
 
+// Why the rings are what they are: the channel count's reason and how node 0's part of each ring was found.
+void print_ring_choice(const topo::Topology& topology, const PlanOptions& options, const std::string& algorithm) {
+  int channels = options.channels;
+  if (channels > 0) {
+    fmt::print("rings: {} channel{} (--channels)\n", channels, channels == 1 ? "" : "s");
+  } else if (algorithm == "chain") {
+    channels = 1;
+  } else {
+    std::string why;
+    channels = planners::default_ring_channels(topology, &why);
+    fmt::print("rings: {}\n", why);
+  }
+  const auto search = planners::search_rings(topology, channels);
+  const std::size_t shown = std::min<std::size_t>(search.why.size(), 8);
+  for (std::size_t i = 0; i < shown; ++i)
+    fmt::print("  {}\n", search.why[i]);
+  if (shown < search.why.size()) fmt::print("  ... ({} channels)\n", search.why.size());
+}
+
 VerifyDepth parse_depth(const std::string& text) {
   if (text == "patterns") return VerifyDepth::Patterns;
   if (text == "all") return VerifyDepth::All;
@@ -144,6 +164,7 @@ void run_plan(const PlanArgs& args) {
   const CompactSchedule& s = verified.compact();
 
   fmt::print("plan: {}", format_compact_summary(s));
+  if (s.algorithm == "ring" || s.algorithm == "chain") print_ring_choice(topology, options, s.algorithm);
   if (args.show_ops != 0) {
     // Only the ranks shown are expanded.
     Schedule shown = empty_schedule(s.spec, s.algorithm);

@@ -138,7 +138,7 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
                 .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, ring"),
             std::string::npos);
   EXPECT_NE(
-      error_of("name: t\ntopology: {preset: dgx_b200, nodes: 1}\nworkload: resnet50\ncompute: {gpu: a100}\n")
+      error_of("name: t\ntopology: {preset: dgx_x900, nodes: 1}\nworkload: resnet50\ncompute: {gpu: a100}\n")
           .find("s.yaml:2: topology: "),
       std::string::npos);
   EXPECT_NE(

@@ -217,6 +217,7 @@ VertexId Topology::add_vertex(Vertex vertex) {
   VertexId v = boost::add_vertex(vertex, graph_);
   by_name_.emplace(vertex.name, v);
   nic_index_.push_back(vertex.kind == VertexKind::Nic ? nics_per_node_[vertex.node]++ : -1);
+  if (vertex.kind == VertexKind::Nic) nics_of_node_[vertex.node].push_back(v);
   if (vertex.node >= 0) node_ids_.insert(vertex.node);
   if (vertex.kind == VertexKind::Gpu) {
     auto key = [this](VertexId g) { return std::pair(graph_[g].node, graph_[g].local_rank); };
@@ -315,6 +316,27 @@ std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
     for (const Hop& h : r.hops)
       cost += static_cast<double>(hop_cost_ps(links_[h.link]));
     if (cost < best_cost) best_cost = cost, best = v;  // ties: lowest vertex id, i.e. first NIC declared
+  }
+  return best;
+}
+
+const std::vector<VertexId>& Topology::nics_of_node(int node) const {
+  static const std::vector<VertexId> kNone;
+  const auto it = nics_of_node_.find(node);
+  return it == nics_of_node_.end() ? kNone : it->second;
+}
+
+std::optional<VertexId> Topology::gpu_nic(VertexId gpu) const {
+  const Vertex& g = graph_[gpu];
+  const std::vector<VertexId>& nics = nics_of_node(g.node);
+  std::optional<VertexId> best;
+  std::int64_t best_cost = std::numeric_limits<std::int64_t>::max();
+  for (VertexId nic : nics) {
+    std::int64_t cost = 0;
+    for (const Hop& h : route(gpu, nic).hops)
+      cost += hop_cost_ps(links_[h.link]);
+    const bool own = nic_index_[nic] == g.local_rank % static_cast<int>(nics.size());
+    if (cost < best_cost || (cost == best_cost && own)) best_cost = cost, best = nic;
   }
   return best;
 }

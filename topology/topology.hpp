@@ -128,6 +128,10 @@ class Topology {
   bool uniform() const;
   // The NIC with the cheapest route from `gpu` inside its node; nullopt when the node has none.
   std::optional<VertexId> nearest_nic(VertexId gpu) const;
+  // The NIC `gpu` sends and receives through, as routing picks it: its own (index local_rank mod the node's
+  // NICs) when that one is among the nearest, else the nearest declared first; nullopt without NICs.
+  std::optional<VertexId> gpu_nic(VertexId gpu) const;
+  const std::vector<VertexId>& nics_of_node(int node) const;  // in declaration order
 
   // Deterministic route between two vertices: least cost, where a hop costs its latency plus the time a 1 MiB
   // message spends on it, so NVLink beats PCIe and fewer switch hops win. GPUs are never transit vertices.
@@ -178,6 +182,7 @@ class Topology {
   std::vector<VertexId> gpus_;
   std::vector<int> nic_index_;  // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;
+  std::unordered_map<int, std::vector<VertexId>> nics_of_node_;
   std::set<int> node_ids_;  // indices need not be dense: a file may number nodes as it likes
 
   // Routes already computed. Every change to the graph or its links starts a fresh cache; copies share one

@@ -24,19 +24,6 @@ std::vector<std::vector<int>> singleton_groups(int world_size) {
   return groups;
 }
 
-std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int channels) {
-  const auto groups = node_groups(topology);
-  std::vector<std::vector<int>> rings(channels);
-  for (int c = 0; c < channels; ++c) {
-    for (const auto& group : groups) {
-      const std::size_t g = group.size();
-      for (std::size_t j = 0; j < g; ++j)
-        rings[c].push_back(group[(j + c) % g]);
-    }
-  }
-  return rings;
-}
-
 std::vector<std::vector<int>> identity_rings(int world_size, int channels) {
   std::vector<int> ring(world_size);
   for (int r = 0; r < world_size; ++r)

@@ -1,4 +1,4 @@
-// Pattern math shared by the planners: rings over the topology, binary trees, and the split of a buffer into
+// Pattern math shared by the planners: identity rings, node groups, binary trees, and the split of a buffer into
 // channel slices, blocks and pipeline chunks. Pure functions; no schedule building here.
 #pragma once
 
@@ -12,11 +12,7 @@
 
 namespace cclab::planners {
 
-// Ring order per channel. Nodes follow each other in index order and the GPUs of a node are adjacent, so a
-// ring crosses each node boundary once, through the NIC nearest the exit GPU. Channel c rotates the order
-// inside every node by c, so successive channels leave and enter nodes through different GPUs and hence
-// different NICs (the rail-aligned rings NCCL builds on DGX systems).
-std::vector<std::vector<int>> topology_rings(const topo::Topology& topology, int channels);
+// Ring orders from the topology: engine/plan/ring_search.hpp.
 std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 
 // Ranks grouped by node, in local-rank order.

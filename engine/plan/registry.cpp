@@ -17,6 +17,7 @@
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
 #include "engine/plan/tree_reduce.hpp"
@@ -26,13 +27,15 @@ namespace {
 
 using topo::Topology;
 
-// Default channels: one per NIC of a node, so rings leave each node through every NIC (NCCL opens at least as
-// many channels as NICs); at least one.
+// Default channels: one per NIC of a node (NCCL opens at least as many channels as NICs), at least one; rings
+// take theirs from the topology (engine/plan/ring_search.hpp).
 int nics_per_node(const Topology& t) {
-  int nics = 0;
-  for (topo::VertexId v = 0; v < t.num_vertices(); ++v)
-    if (t.vertex(v).kind == topo::VertexKind::Nic && t.vertex(v).node == 0) ++nics;
-  return std::max(1, nics);
+  return std::max<int>(1, static_cast<int>(t.nics_of_node(t.node_of_rank(0)).size()));
+}
+// fallback 0: the topology's own count (planners::default_ring_channels).
+std::vector<std::vector<int>> rings_for(const Topology& t, const PlanOptions& o, int fallback = 0) {
+  const int channels = o.channels > 0 ? o.channels : fallback > 0 ? fallback : planners::default_ring_channels(t);
+  return planners::search_rings(t, channels).rings;
 }
 int channels_or(const PlanOptions& o, int fallback) {
   return o.channels > 0 ? o.channels : fallback;
@@ -90,7 +93,7 @@ std::vector<Algorithm> make_registry() {
   add("ring", Collective::AllReduce,
       "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allreduce(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+        return planners::ring_allreduce(s, rings_for(t, o),
                                         chunk_of(o, s));
       });
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
@@ -116,18 +119,18 @@ std::vector<Algorithm> make_registry() {
       });
   add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_reduce_scatter(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+        return planners::ring_reduce_scatter(s, rings_for(t, o),
                                              chunk_of(o, s));
       });
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allgather(s, planners::topology_rings(t, channels_or(o, nics_per_node(t))),
+        return planners::ring_allgather(s, rings_for(t, o),
                                         chunk_of(o, s));
       });
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(planners::chain_broadcast(
-            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, false), chunk_of(o, s)));
+            s, rotated(rings_for(t, o, 1), s.root, false), chunk_of(o, s)));
       });
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
@@ -136,7 +139,7 @@ std::vector<Algorithm> make_registry() {
   add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(planners::chain_reduce(
-            s, rotated(planners::topology_rings(t, channels_or(o, 1)), s.root, true), chunk_of(o, s)));
+            s, rotated(rings_for(t, o, 1), s.root, true), chunk_of(o, s)));
       });
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {

@@ -1,0 +1,346 @@
+#include "engine/plan/ring_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "engine/plan/patterns.hpp"
+
+namespace cclab::planners {
+namespace {
+
+using topo::Topology;
+using topo::VertexId;
+using topo::VertexKind;
+
+// Meshes up to this many GPUs are searched path by path (8 GPUs: at most 5,040 paths per channel).
+constexpr int kMaxSearchedGpus = 10;
+
+// What the search needs of one node, in local-rank indices: direct GPU-to-GPU bandwidth (per direction,
+// summed over working links; 0 where there is none) and the index of each GPU's NIC.
+struct NodeShape {
+  int gpus = 0;
+  int nics = 0;
+  bool nvswitch = false;
+  std::vector<double> bw;  // [from * gpus + to]
+  std::vector<int> nic;    // per GPU; -1 without NICs
+  bool mesh() const {
+    return std::any_of(bw.begin(), bw.end(), [](double b) { return b > 0; });
+  }
+  double link(int a, int b) const { return bw[static_cast<std::size_t>(a) * gpus + b]; }
+};
+
+// The vertices and links of each node, and a key that is equal for nodes built alike (same kinds, links and
+// local-rank placement, by the order of their vertices): the shape of the first node of a key is every one's.
+struct NodeIndex {
+  std::map<int, std::vector<VertexId>> vertices;  // node -> its vertices, by id
+
+  explicit NodeIndex(const Topology& t) {
+    for (VertexId v = 0; v < t.num_vertices(); ++v)
+      if (t.vertex(v).node >= 0) vertices[t.vertex(v).node].push_back(v);
+  }
+
+  std::vector<double> key(const Topology& t, int node) const {
+    const auto& vs = vertices.at(node);
+    std::map<VertexId, double> ordinal;
+    for (std::size_t i = 0; i < vs.size(); ++i)
+      ordinal[vs[i]] = static_cast<double>(i);
+    std::vector<double> k;
+    for (VertexId v : vs) {
+      k.push_back(static_cast<double>(t.vertex(v).kind));
+      k.push_back(t.vertex(v).local_rank);
+      for (auto [e, end] = boost::out_edges(v, t.graph()); e != end; ++e) {
+        const auto it = ordinal.find(boost::target(*e, t.graph()));
+        const std::size_t l = t.graph()[*e].link;
+        k.push_back(it == ordinal.end() ? -1.0 : it->second);
+        k.push_back(static_cast<double>(t.link(l).kind));
+        k.push_back(t.effective_bandwidth_Bps(l));
+        k.push_back(t.effective_latency_s(l));
+        k.push_back(t.link_failed(l) ? 1.0 : 0.0);
+      }
+      k.push_back(-2.0);
+    }
+    return k;
+  }
+};
+
+NodeShape shape_of(const Topology& t, const std::vector<int>& group) {
+  NodeShape s;
+  s.gpus = static_cast<int>(group.size());
+  s.bw.assign(static_cast<std::size_t>(s.gpus) * s.gpus, 0.0);
+  const int node = t.node_of_rank(group[0]);
+  std::map<VertexId, int> local;
+  for (int g = 0; g < s.gpus; ++g)
+    local[t.gpus()[group[g]]] = g;
+  for (int g = 0; g < s.gpus; ++g) {
+    const VertexId v = t.gpus()[group[g]];
+    for (auto [e, end] = boost::out_edges(v, t.graph()); e != end; ++e) {
+      const std::size_t l = t.graph()[*e].link;
+      const auto it = local.find(boost::target(*e, t.graph()));
+      if (it != local.end() && !t.link_failed(l))
+        s.bw[static_cast<std::size_t>(g) * s.gpus + it->second] += t.effective_bandwidth_Bps(l);
+      if (t.vertex(boost::target(*e, t.graph())).kind == VertexKind::NvSwitch) s.nvswitch = true;
+    }
+  }
+  const auto& nics = t.nics_of_node(node);
+  s.nics = static_cast<int>(nics.size());
+  for (int g = 0; g < s.gpus; ++g) {
+    const auto nic = t.gpu_nic(t.gpus()[group[g]]);
+    s.nic.push_back(nic ? static_cast<int>(std::find(nics.begin(), nics.end(), *nic) - nics.begin()) : -1);
+  }
+  return s;
+}
+
+// Undirected Hamiltonian cycles over direct links, packed into the links' capacity: a link carries as many
+// cycles as it has units of the node's slowest link (DGX-1V: 1 or 2 NVLinks). The most cycles that fit, each
+// then used in both directions (a ring and its reverse use the two directions of the same links), is how
+// NCCL fills a mesh; DGX-1V packs 3 (its "three interwoven rings"), DGX-1 P100 2. Backtracking over the
+// cycles in order; 8 GPUs have at most 2,520 cycles.
+class CyclePacker {
+ public:
+  explicit CyclePacker(const NodeShape& s) : s_(s), units_(static_cast<std::size_t>(s.gpus) * s.gpus, 0) {
+    double unit = std::numeric_limits<double>::infinity();
+    for (double b : s.bw)
+      if (b > 0) unit = std::min(unit, b);
+    for (std::size_t i = 0; i < units_.size(); ++i)
+      units_[i] = s.bw[i] > 0 ? static_cast<int>(std::floor(s.bw[i] / unit * (1 + 1e-9))) : 0;
+    collect({0}, 1u);
+  }
+
+  std::vector<std::vector<int>> pack() {
+    // No GPU can be in more cycles than half its link units.
+    int bound = std::numeric_limits<int>::max();
+    for (int g = 0; g < s_.gpus; ++g) {
+      int at = 0;
+      for (int h = 0; h < s_.gpus; ++h)
+        at += units_[index(g, h)];
+      bound = std::min(bound, at / 2);
+    }
+    for (int target = bound; target >= 1; --target) {
+      std::vector<std::vector<int>> chosen;
+      steps_ = 0;
+      if (fill(target, 0, chosen)) return chosen;
+    }
+    return {};
+  }
+
+ private:
+  std::size_t index(int a, int b) const { return static_cast<std::size_t>(a) * s_.gpus + b; }
+
+  void collect(std::vector<int> path, unsigned visited) {
+    const int at = path.back();
+    if (static_cast<int>(path.size()) == s_.gpus) {
+      if (units_[index(at, 0)] > 0 && (s_.gpus < 3 || path[1] < path.back())) cycles_.push_back(path);
+      return;
+    }
+    for (int next = 0; next < s_.gpus; ++next) {
+      if (units_[index(at, next)] == 0 || (visited >> next) & 1u) continue;
+      path.push_back(next);
+      collect(path, visited | (1u << next));
+      path.pop_back();
+    }
+  }
+
+  // Places `target` more cycles from cycles_[from..]; a budget keeps a hopeless target from taking long.
+  bool fill(int target, std::size_t from, std::vector<std::vector<int>>& chosen) {
+    if (target == 0) return true;
+    for (std::size_t i = from; i < cycles_.size() && ++steps_ < kMaxSteps; ++i) {
+      const auto& cycle = cycles_[i];
+      if (!fits(cycle)) continue;
+      use(cycle, -1);
+      chosen.push_back(cycle);
+      if (fill(target - 1, i, chosen)) return true;
+      chosen.pop_back();
+      use(cycle, +1);
+    }
+    return false;
+  }
+
+  bool fits(const std::vector<int>& cycle) const {
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      if (units_[index(cycle[i], cycle[(i + 1) % cycle.size()])] == 0) return false;
+    return true;
+  }
+  void use(const std::vector<int>& cycle, int delta) {
+    for (std::size_t i = 0; i < cycle.size(); ++i) {
+      const int a = cycle[i], b = cycle[(i + 1) % cycle.size()];
+      units_[index(a, b)] += delta;
+      units_[index(b, a)] += delta;
+    }
+  }
+
+  static constexpr long kMaxSteps = 2'000'000;
+  const NodeShape& s_;
+  std::vector<int> units_;
+  std::vector<std::vector<int>> cycles_;
+  long steps_ = 0;
+};
+
+// One node's part of every channel, in local indices, and why.
+struct ShapeRings {
+  std::vector<std::vector<int>> order;
+  std::vector<std::string> why;
+  double slowest_Bps = std::numeric_limits<double>::infinity();  // the slowest channel's share of a mesh hop
+};
+
+// The directed mesh rings: every packed cycle, then its reverse.
+std::vector<std::vector<int>> mesh_rings(const NodeShape& s) {
+  if (!s.mesh() || s.gpus > kMaxSearchedGpus || s.gpus < 2) return {};
+  std::vector<std::vector<int>> rings;
+  for (const auto& cycle : CyclePacker(s).pack()) {
+    rings.push_back(cycle);
+    rings.emplace_back(cycle.rbegin(), cycle.rend());
+  }
+  return rings;
+}
+
+ShapeRings search_shape(const NodeShape& s, int channels, bool one_node) {
+  ShapeRings out;
+  const int G = s.gpus;
+  const auto mesh = mesh_rings(s);
+  std::vector<int> uses(static_cast<std::size_t>(G) * G, 0);
+  auto hop = [&](int a, int b) -> int& { return uses[static_cast<std::size_t>(a) * G + b]; };
+  std::vector<int> meshed;
+  std::vector<int> taken(mesh.size(), 0);  // channels on each mesh ring so far
+  for (int c = 0; c < channels; ++c) {
+    // The channel's NIC, and the GPUs that use it.
+    std::vector<int> users;
+    std::string via;
+    if (!one_node && s.nics > 0) {
+      const int k = c % s.nics;
+      for (int g = 0; g < G; ++g)
+        if (s.nic[g] == k) users.push_back(g);
+      if (!users.empty()) via = fmt::format("NIC {}, ", k);
+    }
+    auto uses_nic = [&](int g) { return std::find(users.begin(), users.end(), g) != users.end(); };
+    const int entry = users.empty() ? c % G : users[static_cast<std::size_t>(c / s.nics) % users.size()];
+    std::vector<int> order;
+    if (!mesh.empty()) {
+      // Where a ring steps between two GPUs of the channel's NIC, cutting it there lets the channel enter and
+      // leave through that NIC. Of the rings that allow that, the one fewest channels took so far.
+      auto shared_step = [&](const std::vector<int>& ring) -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < ring.size(); ++i)
+          if (uses_nic(ring[i]) && uses_nic(ring[(i + ring.size() - 1) % ring.size()])) return i;
+        return std::nullopt;
+      };
+      std::size_t pick = c % mesh.size();
+      if (!users.empty()) {
+        std::optional<std::size_t> best;
+        for (std::size_t j = 0; j < mesh.size(); ++j) {
+          const std::size_t r = (c + j) % mesh.size();
+          if (shared_step(mesh[r]) && (!best || taken[r] < taken[*best])) best = r;
+        }
+        if (best) pick = *best;
+      }
+      ++taken[pick];
+      const auto& ring = mesh[pick];
+      // One node keeps the whole cycle, from the entry GPU; else the cut above, or before a GPU of the NIC.
+      std::size_t cut = 0;
+      if (!users.empty()) {
+        std::optional<std::size_t> enter;
+        for (std::size_t i = 0; i < ring.size() && !enter; ++i)
+          if (uses_nic(ring[i])) enter = i;
+        cut = shared_step(ring).value_or(enter.value_or(0));
+      } else {
+        cut = static_cast<std::size_t>(std::find(ring.begin(), ring.end(), entry) - ring.begin());
+      }
+      for (std::size_t i = 0; i < ring.size(); ++i)
+        order.push_back(ring[(cut + i) % ring.size()]);
+      const std::size_t hops = one_node ? order.size() : order.size() - 1;
+      for (std::size_t i = 0; i < hops; ++i)
+        ++hop(order[i], order[(i + 1) % order.size()]);
+      meshed.push_back(c);
+      out.why.push_back(fmt::format("channel {}: {}in at GPU {}, out at GPU {}, over direct links", c, via,
+                                    order.front(), order.back()));
+    } else {
+      // Switched: local-rank order from the entry GPU, leaving through a GPU of the same NIC when the
+      // rotation would not (and another GPU uses it).
+      for (int j = 0; j < G; ++j)
+        order.push_back((entry + j) % G);
+      std::vector<int> exits;
+      for (int g : users)
+        if (g != entry) exits.push_back(g);
+      if (!exits.empty() && !uses_nic(order.back())) {
+        const int exit = *std::find_first_of(order.rbegin(), order.rend(), exits.begin(), exits.end());
+        order.erase(std::find(order.begin(), order.end(), exit));
+        order.push_back(exit);
+      }
+      const char* how = s.mesh() ? "no ring over the direct links" : (s.nvswitch ? "NVSwitch" : "switched");
+      out.why.push_back(fmt::format("channel {}: {}in at GPU {}, out at GPU {} ({}: local-rank order)", c, via,
+                                    order.front(), order.back(), how));
+    }
+    out.order.push_back(std::move(order));
+  }
+  // Each mesh channel's share of its slowest hop, now that every channel has its hops.
+  for (int c : meshed) {
+    const auto& order = out.order[c];
+    double slowest = std::numeric_limits<double>::infinity();
+    const std::size_t hops = one_node ? order.size() : order.size() - 1;
+    for (std::size_t i = 0; i < hops; ++i) {
+      const int a = order[i], b = order[(i + 1) % order.size()];
+      slowest = std::min(slowest, s.link(a, b) / hop(a, b));
+    }
+    out.slowest_Bps = std::min(out.slowest_Bps, slowest);
+    out.why[c] += fmt::format(" (slowest hop {} per channel)", format_bandwidth(slowest));
+  }
+  return out;
+}
+
+}  // namespace
+
+RingSearch search_rings(const Topology& topology, int channels) {
+  RingSearch result;
+  result.rings.assign(channels, {});
+  const auto groups = node_groups(topology);
+  const bool one_node = groups.size() == 1;
+  const NodeIndex index(topology);
+  std::map<std::vector<double>, ShapeRings> searched;
+  for (std::size_t n = 0; n < groups.size(); ++n) {
+    const auto& group = groups[n];
+    const auto key = index.key(topology, topology.node_of_rank(group[0]));
+    auto it = searched.find(key);
+    if (it == searched.end())
+      it = searched.emplace(key, search_shape(shape_of(topology, group), channels, one_node)).first;
+    for (int c = 0; c < channels; ++c)
+      for (int local : it->second.order[c])
+        result.rings[c].push_back(group[local]);
+    if (n == 0) {
+      for (const std::string& line : it->second.why)
+        result.why.push_back(fmt::format("node 0 {}", line));
+    }
+  }
+  return result;
+}
+
+int default_ring_channels(const Topology& topology, std::string* why) {
+  const auto groups = node_groups(topology);
+  if (groups.empty()) return 1;
+  const NodeShape s = shape_of(topology, groups[0]);
+  const bool one_node = groups.size() == 1;
+  int channels = std::max(1, s.nics);
+  std::string reason = s.nics > 0 ? fmt::format("one per NIC of a node ({})", s.nics) : "";
+  if (s.nvswitch && s.gpus > channels) {
+    channels = s.gpus;
+    reason = fmt::format("one per GPU of an NVSwitch node ({})", s.gpus);
+  }
+  if (const std::size_t rings = mesh_rings(s).size(); rings > 0 && static_cast<int>(rings) >= channels) {
+    channels = static_cast<int>(rings);
+    reason = fmt::format("NVLink mesh: {} Hamiltonian cycles packed into the links, each in both directions",
+                         rings / 2);
+  }
+  if (!one_node && s.nics > 0 && channels % s.nics != 0) {
+    // Every NIC carries as many channels as the others (channel c leaves through NIC c mod N).
+    channels += s.nics - channels % s.nics;
+    reason += fmt::format(", rounded up to a multiple of the {} NICs", s.nics);
+  }
+  if (reason.empty()) reason = "the nodes have no NIC and no NVLink";
+  if (why) *why = fmt::format("{} channel{} ({})", channels, channels == 1 ? "" : "s", reason);
+  return channels;
+}
+
+}  // namespace cclab::planners

@@ -1,0 +1,36 @@
+// Ring orders from the topology, as NCCL searches its graph for them: every channel's ring crosses each node
+// once, entering and leaving through the NIC the channel is given (channels spread over a node's NICs, and a
+// ring leaves through the NIC it entered by when another GPU shares that NIC), and inside a node of direct
+// GPU-to-GPU links (the DGX-1 hybrid cube-mesh) it follows those links, channel after channel spread over
+// all of them. Nodes where every GPU reaches every other through one switch (NVSwitch, PCIe) keep the
+// local-rank order, rotated per channel so that channels enter through different GPUs.
+//
+// The search, per distinct node shape (the GPU-to-GPU link matrix and each GPU's NIC; all nodes of a preset
+// share one): channel c takes NIC c mod N and enters at the (c div N)-th GPU using it; on a mesh it takes,
+// among the Hamiltonian paths (cycles on one node) over direct links from that GPU to the exit, the one
+// whose slowest hop is fastest once the hops the earlier channels use are shared with them (ties: fewer
+// channels on its busiest hop, then the first in local-rank order). Meshes of more than 10 GPUs, or with no
+// such path, are treated as switched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/topology.hpp"
+
+namespace cclab::planners {
+
+struct RingSearch {
+  std::vector<std::vector<int>> rings;  // per channel, world ranks in ring order
+  std::vector<std::string> why;         // how node 0's part of each channel was chosen, for `cclab plan`
+};
+
+RingSearch search_rings(const topo::Topology& topology, int channels);
+
+// Channels when the user gives none, and why: one per NIC of a node (NCCL opens at least as many channels as
+// NICs), one per GPU of an NVSwitch node (every GPU enters one channel, as the rail-aligned rings of a DGX
+// do), and on a mesh the count whose channels, spread over the links by search_rings, move the most data per
+// step (channels x the slowest channel's bandwidth); at least one, with the reason when it is one.
+int default_ring_channels(const topo::Topology& topology, std::string* why = nullptr);
+
+}  // namespace cclab::planners

@@ -1,0 +1,120 @@
+// Rings from the topology (engine/plan/ring_search.hpp): on a DGX-1 mesh the channels use every NVLink, each
+// no more often than it has links; across nodes every channel enters and leaves a node through the NIC it is
+// given, and the NICs carry equal shares; NVSwitch nodes keep their rotated rings; the default channel count
+// says why it is what it is.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "engine/model/compact_cost.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/plan/ring_search.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab::planners {
+namespace {
+
+using topo::LinkKind;
+using topo::Topology;
+using topo::VertexId;
+
+// NVLinks per direct GPU pair of node 0, in units of the slowest (DGX-1V: 1 or 2).
+std::map<std::pair<int, int>, int> nvlink_units(const Topology& t) {
+  std::map<std::pair<int, int>, int> units;
+  double unit = 1e30;
+  for (const auto& l : t.links())
+    if (l.kind == LinkKind::NvLink) unit = std::min(unit, l.bandwidth_Bps);
+  for (const auto& l : t.links()) {
+    if (l.kind != LinkKind::NvLink || t.vertex(l.a).node != 0) continue;
+    const int a = t.vertex(l.a).local_rank, b = t.vertex(l.b).local_rank;
+    units[{a, b}] = units[{b, a}] = static_cast<int>(l.bandwidth_Bps / unit + 0.5);
+  }
+  return units;
+}
+
+TEST(RingSearch, Dgx1ChannelsFillEveryNvLinkOnce) {
+  for (const auto& [spec, channels] : {std::pair{"dgx1_v100:1", 6}, std::pair{"dgx1_p100:1", 4}}) {
+    const Topology t = topo::make_preset(spec);
+    std::string why;
+    ASSERT_EQ(default_ring_channels(t, &why), channels) << spec;
+    EXPECT_NE(why.find("NVLink mesh"), std::string::npos) << why;
+    const auto units = nvlink_units(t);
+    std::map<std::pair<int, int>, int> used;
+    const RingSearch rings = search_rings(t, channels);
+    ASSERT_EQ(rings.rings.size(), static_cast<std::size_t>(channels));
+    for (const auto& ring : rings.rings) {
+      ASSERT_EQ(std::set<int>(ring.begin(), ring.end()).size(), 8u) << spec;
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        const std::pair hop{ring[i], ring[(i + 1) % ring.size()]};
+        ASSERT_TRUE(units.count(hop)) << spec << ": " << hop.first << "->" << hop.second << " has no NVLink";
+        ++used[hop];
+      }
+    }
+    // Every direction of every link carries as many channels as it has links: all of them, none twice.
+    for (const auto& [hop, n] : units)
+      EXPECT_EQ(used[hop], n) << spec << ": " << hop.first << "->" << hop.second;
+  }
+}
+
+// A ring that crossed the mesh through PCIe (the rank-order rotation: 3 -> 4 has no NVLink) was ten times
+// slower; the searched rings reach the links' aggregate.
+TEST(RingSearch, Dgx1AllreduceUsesTheLinksAggregate) {
+  const Topology t = topo::make_preset("dgx1_v100:1");
+  const Algorithm& ring = require_algorithm(Collective::AllReduce, "ring");
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 1ULL << 28, DType::F32, ReduceOp::Sum, 0);
+  const double time_s = estimate_compact_cost(ring.compact(spec, t, PlanOptions{}), t).total_s;
+  const double busbw_Bps = spec.bytes() / time_s * 2 * 7 / 8;
+  // 6 channels x 25 GB/s x NVLink efficiency 0.8 = 120 GB/s is the bound; pipelining gets close.
+  EXPECT_GT(busbw_Bps, 0.95 * 120e9);
+  EXPECT_LT(busbw_Bps, 120e9);
+}
+
+// Across nodes, channel c enters and leaves every node through NIC c mod N (two GPUs of that NIC) on DGX-1,
+// and on an NVSwitch node with two NICs (four GPUs each) through GPUs of its NIC.
+TEST(RingSearch, ChannelsEnterAndLeaveThroughTheirNic) {
+  for (const char* spec : {"dgx1_v100:3", "dgx1_p100:2", "dgx_h100:3,nics=2"}) {
+    const Topology t = topo::make_preset(spec);
+    const int channels = default_ring_channels(t);
+    const int nics = static_cast<int>(t.nics_of_node(0).size());
+    ASSERT_EQ(channels % nics, 0) << spec;
+    const RingSearch rings = search_rings(t, channels);
+    std::map<VertexId, int> entering, leaving;
+    for (int c = 0; c < channels; ++c) {
+      const auto& ring = rings.rings[c];
+      const VertexId nic = t.nics_of_node(0)[c % nics];
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        const int from = ring[i], to = ring[(i + 1) % ring.size()];
+        if (t.node_of_rank(from) == t.node_of_rank(to)) continue;
+        const auto out = t.gpu_nic(t.gpus()[from]), in = t.gpu_nic(t.gpus()[to]);
+        ++leaving[*out];
+        ++entering[*in];
+        if (t.node_of_rank(from) == 0) EXPECT_EQ(*out, nic) << spec << " channel " << c;
+        if (t.node_of_rank(to) == 0) EXPECT_EQ(*in, nic) << spec << " channel " << c;
+      }
+    }
+    for (VertexId nic : t.nics_of_node(1)) {
+      EXPECT_EQ(leaving[nic], channels / nics) << spec << " " << t.vertex(nic).name;
+      EXPECT_EQ(entering[nic], channels / nics) << spec << " " << t.vertex(nic).name;
+    }
+  }
+}
+
+// NVSwitch nodes with a NIC per GPU keep the rail-aligned rotation; the counts and reasons.
+TEST(RingSearch, SwitchedNodesAndDefaults) {
+  const Topology dgx = topo::make_preset("dgx_a100:2");
+  const RingSearch rings = search_rings(dgx, 8);
+  for (int c = 0; c < 8; ++c)
+    for (int i = 0; i < 16; ++i)
+      EXPECT_EQ(rings.rings[c][i], (i / 8) * 8 + (i % 8 + c) % 8);
+  std::string why;
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:1,nics=0"), &why), 8);
+  EXPECT_NE(why.find("one per GPU of an NVSwitch node"), std::string::npos) << why;
+  EXPECT_EQ(default_ring_channels(topo::make_preset("pcie_server:2,gpus=4"), &why), 1);
+  EXPECT_NE(why.find("one per NIC"), std::string::npos) << why;
+  EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:1"), &why), 72);
+}
+
+}  // namespace
+}  // namespace cclab::planners
