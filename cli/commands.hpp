@@ -17,6 +17,7 @@ void add_algorithms_command(CLI::App& app);
 void add_workload_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_regress_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_sim_command(CLI::App& app);        // only when built with SimGrid
 void add_bench_command(CLI::App& app);      // only when built with MPI
 void add_calibrate_command(CLI::App& app);  // only when built with MPI

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   cclab::cli::add_workload_command(app);
   cclab::cli::add_predict_command(app);
   cclab::cli::add_regress_command(app);
+  cclab::cli::add_compare_command(app);
   cclab::cli::add_checkpoint_command(app);
 #if CCLAB_HAVE_SIMGRID
   cclab::cli::add_sim_command(app);

@@ -136,4 +136,13 @@ check broken-json 1 "not valid JSON" -- "$cclab" verify "$dir/broken.json"
 printf 'vertices:\n  - {name: g, kind: gpu, node: 0, local_rank: 0}\nlinks:\n  - {from: g, to: h, kind: pcie, bandwidth: 1GB/s}\n' > "$dir/bad.yaml"
 check bad-yaml 1 "bad.yaml:4: links\[0\].to" -- "$cclab" topology show "$dir/bad.yaml"
 check no-subcommand 106 "" -- "$cclab"
+
+# nccl-tests logs against the model: the text table and the -J JSON; a log that does not name its test needs
+# --collective; the ring search says why on a DGX-1 mesh.
+check compare-text 0 "median \|error\|" -- "$cclab" compare "$src/tests/data/nccl_tests/all_reduce_current.txt" --topology dgx_a100:1 --algo ring
+check compare-json 0 "reduce_scatter on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_h100:1
+check compare-mute 1 "give --collective" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1
+check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1 --collective allgather
+check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
+
 exit $fail

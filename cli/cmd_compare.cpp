@@ -1,0 +1,72 @@
+// `cclab compare LOG... --topology T`: nccl-tests measurements next to the model's predictions, per size.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/whatif/compare.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab::cli {
+namespace {
+
+struct CompareArgs {
+  std::vector<std::string> logs;
+  CollectiveArgs collective;  // topology, chunk, channels, inter, reduce-bw; --collective only when the log is mute
+  std::string algorithm = "auto";
+  bool collective_given = false;
+};
+
+std::string percent(std::optional<double> e) {
+  return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-");
+}
+
+void run_compare(const CompareArgs& args) {
+  const auto topology = topo::load_topology_shared(args.collective.topology);
+  std::optional<Collective> collective;
+  if (args.collective_given) {
+    collective = parse_collective(args.collective.collective);
+    if (!collective) {
+      throw ConfigError(fmt::format("--collective '{}' is unknown (valid: {})", args.collective.collective,
+                                    kCollectiveNames));
+    }
+  }
+  for (const std::string& path : args.logs) {
+    const NcclTestsLog log = read_nccl_tests_log(path);
+    const Comparison c = compare_with_model(log, *topology, collective, args.algorithm,
+                                            args.collective.plan_options(), args.collective.cost_params());
+    fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {})\n", path, to_string(c.collective), c.ranks,
+               log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(), args.algorithm);
+    fmt::print("{:>12} {:>14} {:>14} {:>8} {:>12} {:>12}  {}\n", "size(B)", "measured(us)", "predicted(us)",
+               "error", "busbw(GB/s)", "predicted", "algorithm");
+    for (const ComparedRow& r : c.rows) {
+      fmt::print("{:>12} {:>14.2f} {:>14.2f} {:>7.1f}% {:>12.2f} {:>12.2f}  {}\n", r.measured.bytes,
+                 r.measured.time_us, r.predicted_s * 1e6, r.error * 100, r.measured.busbw_GBps,
+                 r.predicted_busbw_GBps, r.algorithm);
+    }
+    constexpr std::uint64_t kLarge = 64ULL << 20;
+    fmt::print("# median |error|: {} over {} sizes; >= 64 MiB: {}; below: {}\n",
+               percent(median_abs_error(c, 0, UINT64_MAX)), c.rows.size(),
+               percent(median_abs_error(c, kLarge, UINT64_MAX)), percent(median_abs_error(c, 0, kLarge - 1)));
+  }
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare", "Compare nccl-tests measurements (text output or -J JSON) with the model, size by size");
+  cmd->add_option("logs", args->logs, "nccl-tests output files")->required();
+  args->collective.add_to(*cmd);
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm to cost (the one the measurement used: NCCL_ALGO=Ring -> ring), or auto")
+      ->capture_default_str();
+  cmd->callback([args, cmd] {
+    args->collective_given = cmd->count("--collective") > 0;
+    run_compare(*args);
+  });
+}
+
+}  // namespace cclab::cli

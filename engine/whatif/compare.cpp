@@ -1,0 +1,75 @@
+#include "engine/whatif/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "engine/plan/selection.hpp"
+
+namespace cclab {
+
+Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
+                              std::optional<Collective> collective, const std::string& algorithm,
+                              const PlanOptions& options, const CostParams& cost) {
+  Comparison out;
+  if (!collective) collective = log.collective;
+  if (!collective) {
+    throw ConfigError(fmt::format("{}: the log does not say which collective it measured{}; give --collective",
+                                  log.source, log.program.empty() ? "" : fmt::format(" ({})", log.program)));
+  }
+  out.collective = *collective;
+  const int world = static_cast<int>(topology.gpus().size());
+  if (log.ranks > 0 && log.ranks != world) {
+    throw ConfigError(fmt::format("{}: measured on {} ranks, topology '{}' has {} GPUs", log.source, log.ranks,
+                                  topology.name(), world));
+  }
+  out.ranks = world;
+  Selector selector(cost);
+  for (const NcclTestsRow& row : log.rows) {
+    const auto dtype = dtype_of_nccl_type(row.type);
+    if (!dtype) {
+      throw ConfigError(fmt::format("{}: type '{}' is not one cclab models (float, half, bfloat16)", log.source,
+                                    row.type));
+    }
+    ReduceOp op = ReduceOp::Sum;
+    if (row.redop != "none") {
+      const auto parsed = parse_reduce_op(row.redop);
+      if (!parsed) {
+        throw ConfigError(fmt::format("{}: reduction '{}' is not one cclab models (sum, avg, min, max)",
+                                      log.source, row.redop));
+      }
+      op = *parsed;
+    }
+    // nccl-tests' size is the buffer its algbw divides (the whole output of an allgather, the whole input of
+    // a reduce-scatter), which is cclab's count too.
+    const std::uint64_t count = row.bytes / dtype_size_bytes(*dtype);
+    const CollectiveSpec spec = spec_for(topology, out.collective, count, *dtype, op, 0);
+    const Candidate& chosen = selector.choose(spec, topology, algorithm, options);
+    if (!chosen.support.ok) {
+      throw ConfigError(fmt::format("{}: {} bytes: {}", log.source, row.bytes, chosen.support.reason));
+    }
+    ComparedRow r;
+    r.measured = row;
+    r.algorithm = chosen.algorithm;
+    r.predicted_s = chosen.time_s;
+    r.predicted_busbw_GBps =
+        chosen.time_s > 0 ? spec.bytes() / chosen.time_s / 1e9 * busbw_factor(out.collective, world) : 0;
+    r.error = row.time_us > 0 ? (chosen.time_s * 1e6 - row.time_us) / row.time_us : 0;
+    out.rows.push_back(r);
+  }
+  return out;
+}
+
+std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes, std::uint64_t max_bytes) {
+  std::vector<double> errors;
+  for (const ComparedRow& r : c.rows)
+    if (r.measured.bytes >= min_bytes && r.measured.bytes <= max_bytes) errors.push_back(std::abs(r.error));
+  if (errors.empty()) return std::nullopt;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
+  return n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+}
+
+}  // namespace cclab

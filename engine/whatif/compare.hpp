@@ -1,0 +1,39 @@
+// Measured against predicted: every row of an nccl-tests log next to the α-β model's time for the same
+// collective, size, type and ranks on a topology, with the algorithm the user names (NCCL_ALGO=Ring runs
+// compare with `ring`) or the one `auto` selects.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/model/cost.hpp"
+#include "engine/plan/registry.hpp"
+#include "engine/whatif/nccl_tests_log.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+struct ComparedRow {
+  NcclTestsRow measured;
+  std::string algorithm;   // the one that was costed
+  double predicted_s = 0;
+  double predicted_busbw_GBps = 0;
+  double error = 0;  // (predicted - measured) / measured time: > 0 is a prediction too slow
+};
+
+struct Comparison {
+  Collective collective = Collective::AllReduce;
+  int ranks = 0;
+  std::vector<ComparedRow> rows;
+};
+
+// ConfigError when the log's collective is unknown and not given, its type or reduction is one cclab does
+// not model, or its ranks differ from the topology's GPUs.
+Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
+                              std::optional<Collective> collective, const std::string& algorithm,
+                              const PlanOptions& options, const CostParams& cost);
+
+// Median of |error| over the rows whose size is in [min_bytes, max_bytes]; nullopt when none is.
+std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes, std::uint64_t max_bytes);
+
+}  // namespace cclab

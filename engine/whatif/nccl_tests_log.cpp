@@ -1,0 +1,198 @@
+#include "engine/whatif/nccl_tests_log.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "common/files.hpp"
+
+namespace cclab {
+namespace {
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Where the named columns are, from a header line such as
+// "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong".
+struct Columns {
+  int size = -1, count = -1, type = -1, redop = -1, time = -1, algbw = -1, busbw = -1, in_place_time = -1;
+  int needed = 0;  // tokens a data row must have to reach every column above
+};
+
+std::optional<Columns> header_columns(const std::vector<std::string_view>& names) {
+  Columns c;
+  int times = 0;
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+    const std::string_view n = names[i];
+    if (n == "size" && c.size < 0) c.size = i;
+    if (n == "count" && c.count < 0) c.count = i;
+    if (n == "type" && c.type < 0) c.type = i;
+    if (n == "redop" && c.redop < 0) c.redop = i;
+    if (n == "time" || n == "cputime") {
+      (times++ == 0 ? c.time : c.in_place_time) = i;
+    }
+    if (n == "algbw" && c.algbw < 0) c.algbw = i;
+    if (n == "busbw" && c.busbw < 0) c.busbw = i;
+  }
+  if (c.size < 0 || c.count < 0 || c.type < 0 || c.time < 0 || c.algbw < 0 || c.busbw < 0) return std::nullopt;
+  c.needed = 1 + std::max({c.size, c.count, c.type, c.redop, c.time, c.algbw, c.busbw, c.in_place_time});
+  return c;
+}
+
+}  // namespace
+
+std::optional<Collective> collective_of_program(std::string_view program) {
+  if (const auto slash = program.find_last_of('/'); slash != std::string_view::npos)
+    program.remove_prefix(slash + 1);
+  if (program.ends_with("_perf")) program.remove_suffix(5);
+  if (program.ends_with("_mpi")) program.remove_suffix(4);
+  if (program == "all_reduce") return Collective::AllReduce;
+  if (program == "reduce_scatter") return Collective::ReduceScatter;
+  if (program == "all_gather") return Collective::AllGather;
+  if (program == "broadcast") return Collective::Broadcast;
+  if (program == "reduce") return Collective::Reduce;
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_of_nccl_type(std::string_view type) {
+  if (type == "float") return DType::F32;
+  if (type == "half") return DType::F16;
+  if (type == "bfloat16") return DType::BF16;
+  return std::nullopt;
+}
+
+NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& source) {
+  NcclTestsLog log;
+  log.source = source;
+  std::optional<Columns> columns;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const auto w = words(line);
+    if (w.empty()) continue;
+    if (w[0].starts_with("#")) {
+      std::vector<std::string_view> rest(w.begin(), w.end());
+      if (rest[0] == "#") {
+        rest.erase(rest.begin());
+      } else {
+        rest[0].remove_prefix(1);
+      }
+      if (rest.size() >= 4 && rest[0] == "Collective" && rest[1] == "test" && rest[2] == "starting:") {
+        log.program = std::string(rest[3]);
+        log.collective = collective_of_program(rest[3]);
+      } else if (rest.size() >= 2 && rest[0] == "Rank" && number<int>(rest[1])) {
+        ++log.ranks;
+      } else if (auto c = header_columns(rest); c && !columns) {
+        columns = c;
+      }
+      continue;
+    }
+    // A data row starts with two integers (size, count); anything else (NCCL INFO lines, warnings) is not one.
+    if (w.size() < 3 || !number<std::uint64_t>(w[0]) || !number<std::uint64_t>(w[1])) continue;
+    if (!columns) {
+      throw ConfigError(fmt::format("{}:{}: a result row before the column header (# size count type ...)",
+                                    source, line_no));
+    }
+    if (static_cast<int>(w.size()) < columns->needed) {
+      throw ConfigError(fmt::format("{}:{}: {} columns, the header names {}", source, line_no, w.size(),
+                                    columns->needed));
+    }
+    NcclTestsRow row;
+    row.bytes = *number<std::uint64_t>(w[columns->size]);
+    row.count = *number<std::uint64_t>(w[columns->count]);
+    row.type = std::string(w[columns->type]);
+    row.redop = columns->redop >= 0 ? std::string(w[columns->redop]) : "none";
+    auto value = [&](int column, const char* name) {
+      const auto v = number<double>(w[column]);
+      if (!v) {
+        throw ConfigError(fmt::format("{}:{}: {} '{}' is not a number", source, line_no, name, w[column]));
+      }
+      return *v;
+    };
+    row.time_us = value(columns->time, "time");
+    row.algbw_GBps = value(columns->algbw, "algbw");
+    row.busbw_GBps = value(columns->busbw, "busbw");
+    if (columns->in_place_time >= 0) row.in_place_time_us = number<double>(w[columns->in_place_time]);
+    log.rows.push_back(row);
+  }
+  if (log.rows.empty()) throw ConfigError(fmt::format("{}: no nccl-tests result rows", source));
+  return log;
+}
+
+NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& source) {
+  NcclTestsLog log;
+  log.source = source;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: not JSON: {}", source, e.what()));
+  }
+  auto fail = [&](const std::string& what) {
+    throw ConfigError(fmt::format("{}: {} (an nccl-tests -J file has \"results\": [{{\"size\", \"count\", "
+                                  "\"type\", \"out_of_place\": {{\"time\", \"alg_bw\", \"bus_bw\"}}}}, ...])",
+                                  source, what));
+  };
+  if (!j.is_object() || !j.contains("results") || !j["results"].is_array()) fail("no \"results\" list");
+  if (j.contains("args") && j["args"].is_array() && !j["args"].empty() && j["args"][0].is_string()) {
+    const std::string program = j["args"][0].get<std::string>();
+    log.program = program.substr(program.find_last_of('/') + 1);
+    log.collective = collective_of_program(program);
+  }
+  if (j.contains("devices") && j["devices"].is_array()) log.ranks = static_cast<int>(j["devices"].size());
+  int index = 0;
+  for (const auto& r : j["results"]) {
+    const std::string at = fmt::format("results[{}]", index++);
+    try {
+      NcclTestsRow row;
+      row.bytes = r.at("size").get<std::uint64_t>();
+      row.count = r.at("count").get<std::uint64_t>();
+      row.type = r.at("type").get<std::string>();
+      row.redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
+      const auto& out = r.at("out_of_place");
+      if (out.is_null()) continue;  // trace replays report in place only
+      row.time_us = out.contains("time") ? out.at("time").get<double>() : out.at("cpu_time").get<double>();
+      row.algbw_GBps = out.at("alg_bw").get<double>();
+      row.busbw_GBps = out.at("bus_bw").get<double>();
+      if (r.contains("in_place") && r["in_place"].is_object() && r["in_place"].contains("time"))
+        row.in_place_time_us = r["in_place"]["time"].get<double>();
+      log.rows.push_back(row);
+    } catch (const nlohmann::json::exception& e) {
+      fail(fmt::format("{}: {}", at, e.what()));
+    }
+  }
+  if (log.rows.empty()) fail("no result rows");
+  return log;
+}
+
+NcclTestsLog read_nccl_tests_log(const std::string& path) {
+  const std::string text = read_input_file(path, "nccl-tests log");
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return parse_nccl_tests_json(text, path);
+  return parse_nccl_tests_text(text, path);
+}
+
+}  // namespace cclab

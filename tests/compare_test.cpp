@@ -1,0 +1,125 @@
+// nccl-tests logs read back (text of 2019 and current versions, -J JSON) and compared with the model: a log
+// written from the model's own predictions, in nccl-tests' format, compares at rounding error; what cannot be
+// compared is refused with the file and the reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "engine/plan/selection.hpp"
+#include "engine/whatif/compare.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+std::string data(const char* name) {
+  return fmt::format("{}/tests/data/nccl_tests/{}", CCLAB_SOURCE_DIR, name);
+}
+
+TEST(NcclTestsLog, CurrentTextFormat) {
+  const NcclTestsLog log = read_nccl_tests_log(data("all_reduce_current.txt"));
+  EXPECT_EQ(log.collective, Collective::AllReduce);
+  EXPECT_EQ(log.program, "all_reduce_perf");
+  EXPECT_EQ(log.ranks, 8);
+  ASSERT_EQ(log.rows.size(), 5u);  // the NCCL INFO line in between is not a row
+  EXPECT_EQ(log.rows[3].bytes, 134217728u);
+  EXPECT_EQ(log.rows[3].count, 33554432u);
+  EXPECT_EQ(log.rows[3].type, "float");
+  EXPECT_EQ(log.rows[3].redop, "sum");
+  EXPECT_DOUBLE_EQ(log.rows[3].time_us, 1012.3);
+  EXPECT_DOUBLE_EQ(log.rows[3].busbw_GBps, 232.03);
+  EXPECT_DOUBLE_EQ(*log.rows[3].in_place_time_us, 1009.8);
+}
+
+TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {
+  const NcclTestsLog log = read_nccl_tests_log(data("all_gather_2019.txt"));
+  EXPECT_FALSE(log.collective.has_value());  // those logs do not name the test
+  EXPECT_EQ(log.ranks, 8);
+  ASSERT_EQ(log.rows.size(), 3u);
+  EXPECT_EQ(log.rows[2].bytes, 268435456u);
+  EXPECT_EQ(log.rows[2].redop, "none");
+  EXPECT_DOUBLE_EQ(log.rows[2].time_us, 2431.0);
+  EXPECT_DOUBLE_EQ(log.rows[2].algbw_GBps, 110.42);
+}
+
+TEST(NcclTestsLog, JsonFile) {
+  const NcclTestsLog log = read_nccl_tests_log(data("reduce_scatter.json"));
+  EXPECT_EQ(log.collective, Collective::ReduceScatter);
+  EXPECT_EQ(log.ranks, 8);
+  ASSERT_EQ(log.rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(log.rows[1].time_us, 61.20);
+  EXPECT_DOUBLE_EQ(log.rows[1].busbw_GBps, 119.94);
+  EXPECT_FALSE(log.rows[2].in_place_time_us.has_value());
+}
+
+TEST(NcclTestsLog, Errors) {
+  auto message = [](auto&& parse) {
+    try {
+      parse();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { parse_nccl_tests_text("1024 256 float sum -1 1.0 1.0 1.0 0\n", "a.txt"); }),
+            "a.txt:1: a result row before the column header (# size count type ...)");
+  EXPECT_EQ(message([] {
+              parse_nccl_tests_text("# size count type redop root time algbw busbw #wrong\n1024 256 float sum -1 "
+                                    "fast 1.0 1.0 0\n",
+                                    "b.txt");
+            }),
+            "b.txt:2: time 'fast' is not a number");
+  EXPECT_EQ(message([] { parse_nccl_tests_text("# nThread 1\n", "c.txt"); }), "c.txt: no nccl-tests result rows");
+  EXPECT_NE(message([] { parse_nccl_tests_json("{\"version\": 1}", "d.json"); }).find("d.json: no \"results\" list"),
+            std::string::npos);
+  const topo::Topology t = topo::make_preset("dgx_a100:2");
+  const NcclTestsLog eight = read_nccl_tests_log(data("all_reduce_current.txt"));
+  EXPECT_NE(message([&] { compare_with_model(eight, t, std::nullopt, "ring", {}, {}); })
+                .find("measured on 8 ranks, topology 'dgx_a100:2' has 16 GPUs"),
+            std::string::npos);
+  const NcclTestsLog mute = read_nccl_tests_log(data("all_gather_2019.txt"));
+  EXPECT_NE(message([&] { compare_with_model(mute, topo::make_preset("dgx1_v100:1"), std::nullopt, "ring", {}, {}); })
+                .find("give --collective"),
+            std::string::npos);
+  NcclTestsLog doubles = eight;
+  doubles.rows[0].type = "double";
+  EXPECT_NE(message([&] { compare_with_model(doubles, topo::make_preset("dgx_a100:1"), std::nullopt, "ring", {}, {}); })
+                .find("type 'double' is not one cclab models"),
+            std::string::npos);
+}
+
+// A log in nccl-tests' text format whose times are the model's own (printed to 2 decimals of a microsecond, as
+// nccl-tests prints them) compares within that rounding, for every collective cclab plans.
+TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  const char* programs[] = {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf",
+                            "reduce_perf"};
+  for (const char* program : programs) {
+    const Collective collective = *collective_of_program(program);
+    Selector selector;
+    std::string text = fmt::format("# Collective test starting: {}\n", program);
+    text += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+            "busbw #wrong\n";
+    for (std::uint64_t bytes = 1 << 12; bytes <= (1ULL << 28); bytes *= 16) {
+      const CollectiveSpec spec = spec_for(t, collective, bytes / 4, DType::F32, ReduceOp::Sum, 0);
+      const double us = selector.choose(spec, t, "auto").time_s * 1e6;
+      text += fmt::format("{:>12} {:>13} {:>9} {:>7} {:>7} {:>8.2f} {:>7.2f} {:>7.2f} {:>6} {:>8.2f} {:>7.2f} "
+                          "{:>7.2f} {:>6}\n",
+                          bytes, bytes / 4, "float", "sum", -1, us, 0.0, 0.0, 0, us, 0.0, 0.0, 0);
+    }
+    const NcclTestsLog log = parse_nccl_tests_text(text, program);
+    const Comparison c = compare_with_model(log, t, std::nullopt, "auto", {}, {});
+    ASSERT_EQ(c.rows.size(), 5u) << program;
+    for (const ComparedRow& r : c.rows)
+      EXPECT_LT(std::abs(r.error), 0.005 / r.measured.time_us + 1e-12) << program << " " << r.measured.bytes;
+    EXPECT_LT(*median_abs_error(c, 0, UINT64_MAX), 1e-3) << program;
+  }
+}
+
+}  // namespace
+}  // namespace cclab
