@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 harnesses=("$@")
-if ((${#harnesses[@]} == 0)); then harnesses=(units topology_yaml scenario schedule_json); fi
+if ((${#harnesses[@]} == 0)); then harnesses=(units topology_yaml scenario schedule_json nccl_tests_log); fi
 build=${CCLAB_FUZZ_BUILD:-build-fuzz}
 scripts/install-deps.sh
 if [[ ! -f "$build/CMakeCache.txt" ]]; then

@@ -73,7 +73,7 @@ TEST(NcclTestsLog, Errors) {
                                     "fast 1.0 1.0 0\n",
                                     "b.txt");
             }),
-            "b.txt:2: time 'fast' is not a number");
+            "b.txt:2: time 'fast' is not a number >= 0");
   EXPECT_EQ(message([] { parse_nccl_tests_text("# nThread 1\n", "c.txt"); }), "c.txt: no nccl-tests result rows");
   EXPECT_NE(message([] { parse_nccl_tests_json("{\"version\": 1}", "d.json"); }).find("d.json: no \"results\" list"),
             std::string::npos);

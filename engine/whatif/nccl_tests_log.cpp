@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -127,15 +128,18 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     row.redop = columns->redop >= 0 ? std::string(w[columns->redop]) : "none";
     auto value = [&](int column, const char* name) {
       const auto v = number<double>(w[column]);
-      if (!v) {
-        throw ConfigError(fmt::format("{}:{}: {} '{}' is not a number", source, line_no, name, w[column]));
+      if (!v || !std::isfinite(*v) || *v < 0) {
+        throw ConfigError(fmt::format("{}:{}: {} '{}' is not a number >= 0", source, line_no, name, w[column]));
       }
       return *v;
     };
     row.time_us = value(columns->time, "time");
     row.algbw_GBps = value(columns->algbw, "algbw");
     row.busbw_GBps = value(columns->busbw, "busbw");
-    if (columns->in_place_time >= 0) row.in_place_time_us = number<double>(w[columns->in_place_time]);
+    if (columns->in_place_time >= 0) {
+      const auto in_place = number<double>(w[columns->in_place_time]);
+      if (in_place && std::isfinite(*in_place) && *in_place >= 0) row.in_place_time_us = in_place;
+    }
     log.rows.push_back(row);
   }
   if (log.rows.empty()) throw ConfigError(fmt::format("{}: no nccl-tests result rows", source));
@@ -177,6 +181,8 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
       row.time_us = out.contains("time") ? out.at("time").get<double>() : out.at("cpu_time").get<double>();
       row.algbw_GBps = out.at("alg_bw").get<double>();
       row.busbw_GBps = out.at("bus_bw").get<double>();
+      for (double v : {row.time_us, row.algbw_GBps, row.busbw_GBps})
+        if (!std::isfinite(v) || v < 0) fail(fmt::format("{}: a time or bandwidth that is not a number >= 0", at));
       if (r.contains("in_place") && r["in_place"].is_object() && r["in_place"].contains("time"))
         row.in_place_time_us = r["in_place"]["time"].get<double>();
       log.rows.push_back(row);

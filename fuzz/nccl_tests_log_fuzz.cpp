@@ -1,0 +1,31 @@
+// libFuzzer harness: nccl-tests logs (engine/whatif/nccl_tests_log.hpp), the text table and the -J JSON. Each
+// input either reads into rows whose sizes, times and bandwidths are numbers nccl-tests could print (finite,
+// not negative) or is refused with an error that names the file.
+#include <cmath>
+
+#include "engine/whatif/nccl_tests_log.hpp"
+#include "fuzz/fuzz_check.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text = cclab::fuzz::as_text(data, size);
+  auto check = [&](const cclab::NcclTestsLog& log) {
+    cclab::fuzz::require(!log.rows.empty(), "a log read without rows", text);
+    cclab::fuzz::require(log.ranks >= 0, "a negative rank count", text);
+    for (const auto& row : log.rows) {
+      cclab::fuzz::require(std::isfinite(row.time_us) && std::isfinite(row.algbw_GBps) &&
+                               std::isfinite(row.busbw_GBps),
+                           "a row with a time or bandwidth that is not finite", text);
+    }
+  };
+  if (auto log = cclab::fuzz::load_or_clear_error("log.txt", [&] {
+        return cclab::parse_nccl_tests_text(text, "log.txt");
+      })) {
+    check(*log);
+  }
+  if (auto log = cclab::fuzz::load_or_clear_error("log.json", [&] {
+        return cclab::parse_nccl_tests_json(text, "log.json");
+      })) {
+    check(*log);
+  }
+  return 0;
+}
