@@ -288,23 +288,33 @@ constexpr std::string_view kFabricKeys =
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {
   std::string_view name;
+  std::string_view description;
   NvSwitchNode node;
 };
 const std::array<NvSwitchModel, 5>& nvswitch_models() {
   static const std::array<NvSwitchModel, 5> models{{
       // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
-      {"dgx_a100", {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps}},
+      {"dgx_a100",
+       "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 switches",
+       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps}},
       // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
-      {"dgx_h100", {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      {"dgx_h100",
+       "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 switches",
+       {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
       // H200 SXM: the H100's NVLink4 (900 GB/s bidirectional) and 8 x ConnectX-7 400 Gb/s (DGX H200 datasheet).
-      {"dgx_h200", {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      {"dgx_h200", "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+       {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
       // B200: 18 NVLink5 x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional); 8 x ConnectX-7
       // 400 Gb/s compute ports (DGX B200 datasheet).
-      {"dgx_b200", {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      {"dgx_b200", "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+       {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
       // GB200 NVL72: 72 B200 GPUs in one NVLink domain (NVLink5 through the rack's NVLink switch trays,
       // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network (NVIDIA
       // GB200 NVL72 product page). A node here is a rack.
-      {"gb200_nvl72", {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
+      {"gb200_nvl72",
+       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one 400 Gb/s "
+       "NIC per GPU",
+       {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
   }};
   return models;
 }
@@ -359,23 +369,12 @@ Topology pcie_server(const PcieServerParams& p) {
 }
 
 const std::vector<PresetInfo>& presets() {
-  static const std::vector<PresetInfo> list{
-      {"dgx_a100",
-       "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
-       "switches",
-       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
-      {"dgx_h100",
-       "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
-       "switches",
-       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
-      {"dgx_h200", "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
-       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
-      {"dgx_b200", "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
-       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
-      {"gb200_nvl72",
-       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one "
-       "400 Gb/s NIC per GPU",
-       fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)},
+  static const std::vector<PresetInfo> list = [] {
+    std::vector<PresetInfo> out;
+    for (const NvSwitchModel& m : nvswitch_models())
+      out.push_back({std::string(m.name), std::string(m.description),
+                     fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)});
+    const std::vector<PresetInfo> others{
       {"dgx1_v100",
        "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, 6 per GPU), "
        "4 x EDR 100 Gb/s NICs on PCIe Gen3",
@@ -387,7 +386,10 @@ const std::vector<PresetInfo>& presets() {
       {"pcie_server",
        "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
        fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
-  };
+    };
+    out.insert(out.end(), others.begin(), others.end());
+    return out;
+  }();
   return list;
 }
 

@@ -118,6 +118,13 @@ struct BidirectionalScratch {
 };
 thread_local BidirectionalScratch bidirectional_scratch;
 
+// A search leaves its scratch space as it found it, however it ends (a route may throw: no path).
+template <typename Scratch>
+struct ResetOnExit {
+  Scratch& scratch;
+  ~ResetOnExit() { scratch.reset(); }
+};
+
 struct StopPastSource : boost::default_dijkstra_visitor {
   VertexId source = 0;
   SearchScratch* scratch = nullptr;
@@ -431,10 +438,7 @@ Route Topology::reference_route(VertexId from, VertexId to) const {
   // by then, so the route is the one a full search gives.
   SearchScratch& scratch = search_scratch;
   scratch.fit(num_vertices());
-  struct ResetOnExit {
-    SearchScratch& scratch;
-    ~ResetOnExit() { scratch.reset(); }
-  } reset_on_exit{scratch};
+  const ResetOnExit<SearchScratch> reset_on_exit{scratch};
   const std::vector<std::int64_t>& dist = scratch.dist;
   std::int64_t stop_above = SearchScratch::kInf;
   StopPastSource stop;
@@ -494,10 +498,7 @@ Route Topology::bidirectional_route(VertexId from, VertexId to) const {
   result.bottleneck_bandwidth_Bps = std::numeric_limits<double>::infinity();
   BidirectionalScratch& sc = bidirectional_scratch;
   sc.fit(num_vertices());
-  struct ResetOnExit {
-    BidirectionalScratch& scratch;
-    ~ResetOnExit() { scratch.reset(); }
-  } reset_on_exit{sc};
+  const ResetOnExit<BidirectionalScratch> reset_on_exit{sc};
   constexpr std::int64_t kInf = BidirectionalScratch::kInf;
   auto usable = [&](VertexId v) { return v == from || v == to || graph_[v].kind != VertexKind::Gpu; };
   auto weight = [&](const Graph::edge_descriptor& e) { return hop_cost_ps(links_[graph_[e].link]); };
