@@ -16,10 +16,12 @@
 #include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/whatif/log_calibration.hpp"
 #include "real/calibration.hpp"
 #include "real/mpi/point_to_point.hpp"
 #include "real/mpi/transport.hpp"
 #include "real/transports.hpp"
+#include "topology/presets.hpp"
 #include "topology/yaml_io.hpp"
 
 namespace cclab::cli {
@@ -27,6 +29,11 @@ namespace {
 
 struct CalibrateArgs {
   std::string out = "calibrated.yaml";
+  // --from-nccl-tests: fit the topology's link model to nccl-tests logs instead of measuring (no MPI).
+  std::vector<std::string> logs;
+  std::string topology = "dgx_a100:1";
+  std::string algorithm = "ring";
+  std::string collective;
   std::string min_bytes = "8";
   std::string max_bytes = "64MiB";
   int factor = 4;
@@ -85,6 +92,35 @@ int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
   return 0;
 }
 
+// The link model of the kind that bounds the logged collective, fitted so that the α-β model reproduces the
+// logs (engine/whatif/log_calibration.hpp), written into the topology's YAML.
+void run_calibrate_from_logs(const CalibrateArgs& args) {
+  std::vector<NcclTestsLog> logs;
+  for (const std::string& path : args.logs)
+    logs.push_back(read_nccl_tests_log(path));
+  std::optional<Collective> collective;
+  if (!args.collective.empty()) {
+    collective = parse_collective(args.collective);
+    if (!collective) {
+      throw ConfigError(
+          fmt::format("--collective '{}' is unknown (valid: {})", args.collective, kCollectiveNames));
+    }
+  }
+  const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(args.topology);
+  const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, CostParams{});
+  const std::string header = fmt::format(
+      "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} link "
+      "model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); median |error| "
+      "{:.1f}% before, {:.1f}% after.\n",
+      fit.rows, logs.size(), args.algorithm, topo::to_string(fit.kind), fit.after.efficiency,
+      fit.before.efficiency, format_time(fit.after.overhead_s), format_time(fit.before.overhead_s),
+      100 * fit.median_error_before, 100 * fit.median_error_after);
+  std::ofstream out(args.out);
+  out << header << topo::dump_topology_yaml(*topology);
+  if (!out) throw ConfigError(fmt::format("{}: cannot write the calibrated topology", args.out));
+  fmt::print("{}# wrote {} (compare: cclab compare LOG --topology {})\n", header, args.out, args.out);
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
@@ -103,8 +139,22 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the peer before giving up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->callback(
-      [args] { run_under_mpi([&](real::MpiWorld& world) { return run_calibrate(*args, world); }); });
+  cmd->add_option("--from-nccl-tests", args->logs,
+                  "fit the link model of --topology to these nccl-tests logs (text or -J JSON) instead of "
+                  "measuring; no MPI");
+  cmd->add_option("--topology", args->topology, "with --from-nccl-tests: the topology to fit")
+      ->capture_default_str();
+  cmd->add_option("--algo", args->algorithm, "with --from-nccl-tests: the algorithm the logs measured")
+      ->capture_default_str();
+  cmd->add_option("--collective", args->collective,
+                  "with --from-nccl-tests: the collective, for logs that do not name it");
+  cmd->callback([args] {
+    if (!args->logs.empty()) {
+      run_calibrate_from_logs(*args);
+      return;
+    }
+    run_under_mpi([&](real::MpiWorld& world) { return run_calibrate(*args, world); });
+  });
 }
 
 }  // namespace cclab::cli

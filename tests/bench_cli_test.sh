@@ -22,6 +22,11 @@ check calibrate 0 "intra-node: alpha .* beta .*wrote" -- bash -c \
 check calibrated-topology 0 "2 GPUs" -- "$cclab" topology show "$dir/t.yaml"
 check bench-predict-calibrated 0 "1048576 .* [-+][0-9]+\.[0-9]%" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 \
   --algo ring --predict "$dir/t.yaml"
+# calibrate from nccl-tests logs (no MPI): a fitted topology, which compare then reads.
+check calibrate-from-logs 0 "nvswitch link model fitted to them" -- "$cclab" calibrate --from-nccl-tests \
+  "$(dirname "$0")/data/nccl_tests/all_reduce_current.txt" --topology dgx_a100:1 --out "$dir/fitted.yaml"
+check compare-fitted 0 "median \|error\|" -- "$cclab" compare "$(dirname "$0")/data/nccl_tests/all_reduce_current.txt" \
+  --topology "$dir/fitted.yaml" --algo ring
 check calibrate-one-rank 1 "^cclab: error: calibrate needs at least 2 ranks" -- "${run[@]}" -np 1 "$cclab" calibrate \
   --out "$dir/x.yaml"
 check bench-bad-algo 1 "^cclab: error: --algo 'fastest'" -- "${run[@]}" -np 2 "$cclab" bench --algo fastest

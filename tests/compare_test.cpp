@@ -1,6 +1,7 @@
 // nccl-tests logs read back (text of 2019 and current versions, -J JSON) and compared with the model: a log
 // written from the model's own predictions, in nccl-tests' format, compares at rounding error; what cannot be
-// compared is refused with the file and the reason.
+// compared is refused with the file and the reason; the link model fitted to a log written with another one
+// recovers it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "common/error.hpp"
 #include "engine/plan/selection.hpp"
 #include "engine/whatif/compare.hpp"
+#include "engine/whatif/log_calibration.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {
@@ -93,31 +95,63 @@ TEST(NcclTestsLog, Errors) {
             std::string::npos);
 }
 
-// A log in nccl-tests' text format whose times are the model's own (printed to 2 decimals of a microsecond, as
-// nccl-tests prints them) compares within that rounding, for every collective cclab plans.
+// A log in nccl-tests' text format of the model's own times on `t` (printed to 2 decimals of a microsecond,
+// as nccl-tests prints them), sizes 4 KiB..256 MiB by 16 (or 8 B..1 GiB by 8 with `wide`).
+std::string model_log(const topo::Topology& t, const char* program, const std::string& algorithm,
+                      bool wide = false) {
+  const Collective collective = *collective_of_program(program);
+  Selector selector;
+  std::string text = fmt::format("# Collective test starting: {}\n", program);
+  text += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+          "busbw #wrong\n";
+  const std::uint64_t first = wide ? 8 : 1 << 12, last = wide ? 1ULL << 30 : 1ULL << 28, step = wide ? 8 : 16;
+  for (std::uint64_t bytes = first; bytes <= last; bytes *= step) {
+    const CollectiveSpec spec = spec_for(t, collective, bytes / 4, DType::F32, ReduceOp::Sum, 0);
+    const double us = selector.choose(spec, t, algorithm).time_s * 1e6;
+    text += fmt::format("{:>12} {:>13} {:>9} {:>7} {:>7} {:>8.2f} {:>7.2f} {:>7.2f} {:>6} {:>8.2f} {:>7.2f} "
+                        "{:>7.2f} {:>6}\n",
+                        bytes, bytes / 4, "float", "sum", -1, us, 0.0, 0.0, 0, us, 0.0, 0.0, 0);
+  }
+  return text;
+}
+
+// The model's own times compare at rounding error, for every collective cclab plans.
 TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
   const topo::Topology t = topo::make_preset("dgx_h100:2");
-  const char* programs[] = {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf",
-                            "reduce_perf"};
-  for (const char* program : programs) {
-    const Collective collective = *collective_of_program(program);
-    Selector selector;
-    std::string text = fmt::format("# Collective test starting: {}\n", program);
-    text += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-            "busbw #wrong\n";
-    for (std::uint64_t bytes = 1 << 12; bytes <= (1ULL << 28); bytes *= 16) {
-      const CollectiveSpec spec = spec_for(t, collective, bytes / 4, DType::F32, ReduceOp::Sum, 0);
-      const double us = selector.choose(spec, t, "auto").time_s * 1e6;
-      text += fmt::format("{:>12} {:>13} {:>9} {:>7} {:>7} {:>8.2f} {:>7.2f} {:>7.2f} {:>6} {:>8.2f} {:>7.2f} "
-                          "{:>7.2f} {:>6}\n",
-                          bytes, bytes / 4, "float", "sum", -1, us, 0.0, 0.0, 0, us, 0.0, 0.0, 0);
-    }
-    const NcclTestsLog log = parse_nccl_tests_text(text, program);
+  for (const char* program :
+       {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf", "reduce_perf"}) {
+    const NcclTestsLog log = parse_nccl_tests_text(model_log(t, program, "auto"), program);
     const Comparison c = compare_with_model(log, t, std::nullopt, "auto", {}, {});
     ASSERT_EQ(c.rows.size(), 5u) << program;
     for (const ComparedRow& r : c.rows)
       EXPECT_LT(std::abs(r.error), 0.005 / r.measured.time_us + 1e-12) << program << " " << r.measured.bytes;
     EXPECT_LT(*median_abs_error(c, 0, UINT64_MAX), 1e-3) << program;
+  }
+}
+
+// calibrate --from-nccl-tests, round trip: logs written from a topology whose bounding link has another
+// efficiency and overhead (NVSwitch on one node, InfiniBand on two) are fitted back from the preset's
+// defaults, and the fitted topology compares with them at well under the 5 % the fit promises.
+TEST(LogCalibration, RecoversTheLinkModelALogWasWrittenWith) {
+  struct Case {
+    const char* preset;
+    topo::LinkKind kind;
+    topo::LinkModel truth;
+  };
+  for (const Case& k : {Case{"dgx_a100:1", topo::LinkKind::NvSwitch, {0.7, 3e-6}},
+                        Case{"dgx_a100:2", topo::LinkKind::InfiniBand, {0.85, 2e-6}}}) {
+    auto truth = topo::load_topology_mutable(k.preset);
+    truth->set_link_model(k.kind, k.truth);
+    const NcclTestsLog log = parse_nccl_tests_text(model_log(*truth, "all_reduce_perf", "ring", true), "truth");
+    auto fitted = topo::load_topology_mutable(k.preset);
+    const LogFit fit = fit_link_model({log}, *fitted, std::nullopt, "ring", {}, {});
+    EXPECT_EQ(fit.kind, k.kind) << k.preset;
+    EXPECT_NEAR(fit.after.efficiency, k.truth.efficiency, 0.01 * k.truth.efficiency) << k.preset;
+    EXPECT_NEAR(fit.after.overhead_s, k.truth.overhead_s, 0.05 * k.truth.overhead_s) << k.preset;
+    EXPECT_GT(fit.median_error_before, 0.05) << k.preset;  // the defaults were off
+    EXPECT_LT(fit.median_error_after, 0.01) << k.preset;
+    const Comparison again = compare_with_model(log, *fitted, std::nullopt, "ring", {}, {});
+    EXPECT_LT(*median_abs_error(again, 0, UINT64_MAX), 0.05) << k.preset;
   }
 }
 
