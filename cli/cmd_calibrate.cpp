@@ -109,8 +109,10 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
   const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(args.topology);
   const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, CostParams{});
   const std::string header = fmt::format(
-      "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} link "
-      "model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); median |error| "
+      "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} "
+      "link "
+      "model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); median "
+      "|error| "
       "{:.1f}% before, {:.1f}% after.\n",
       fit.rows, logs.size(), args.algorithm, topo::to_string(fit.kind), fit.after.efficiency,
       fit.before.efficiency, format_time(fit.after.overhead_s), format_time(fit.before.overhead_s),

@@ -13,7 +13,8 @@ namespace {
 
 struct CompareArgs {
   std::vector<std::string> logs;
-  CollectiveArgs collective;  // topology, chunk, channels, inter, reduce-bw; --collective only when the log is mute
+  CollectiveArgs
+      collective;  // topology, chunk, channels, inter, reduce-bw; --collective only when the log is mute
   std::string algorithm = "auto";
   bool collective_given = false;
 };
@@ -36,8 +37,9 @@ void run_compare(const CompareArgs& args) {
     const NcclTestsLog log = read_nccl_tests_log(path);
     const Comparison c = compare_with_model(log, *topology, collective, args.algorithm,
                                             args.collective.plan_options(), args.collective.cost_params());
-    fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {})\n", path, to_string(c.collective), c.ranks,
-               log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(), args.algorithm);
+    fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {})\n", path, to_string(c.collective),
+               c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
+               args.algorithm);
     fmt::print("{:>12} {:>14} {:>14} {:>8} {:>12} {:>12}  {}\n", "size(B)", "measured(us)", "predicted(us)",
                "error", "busbw(GB/s)", "predicted", "algorithm");
     for (const ComparedRow& r : c.rows) {

@@ -105,7 +105,8 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
 }
 
 // Why the rings are what they are: the channel count's reason and how node 0's part of each ring was found.
-void print_ring_choice(const topo::Topology& topology, const PlanOptions& options, const std::string& algorithm) {
+void print_ring_choice(const topo::Topology& topology, const PlanOptions& options,
+                       const std::string& algorithm) {
   int channels = options.channels;
   if (channels > 0) {
     fmt::print("rings: {} channel{} (--channels)\n", channels, channels == 1 ? "" : "s");

@@ -12,19 +12,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cclab::fuzz::require(!log.rows.empty(), "a log read without rows", text);
     cclab::fuzz::require(log.ranks >= 0, "a negative rank count", text);
     for (const auto& row : log.rows) {
-      cclab::fuzz::require(std::isfinite(row.time_us) && std::isfinite(row.algbw_GBps) &&
-                               std::isfinite(row.busbw_GBps),
-                           "a row with a time or bandwidth that is not finite", text);
+      cclab::fuzz::require(
+          std::isfinite(row.time_us) && std::isfinite(row.algbw_GBps) && std::isfinite(row.busbw_GBps),
+          "a row with a time or bandwidth that is not finite", text);
     }
   };
-  if (auto log = cclab::fuzz::load_or_clear_error("log.txt", [&] {
-        return cclab::parse_nccl_tests_text(text, "log.txt");
-      })) {
+  if (auto log = cclab::fuzz::load_or_clear_error(
+          "log.txt", [&] { return cclab::parse_nccl_tests_text(text, "log.txt"); })) {
     check(*log);
   }
-  if (auto log = cclab::fuzz::load_or_clear_error("log.json", [&] {
-        return cclab::parse_nccl_tests_json(text, "log.json");
-      })) {
+  if (auto log = cclab::fuzz::load_or_clear_error(
+          "log.json", [&] { return cclab::parse_nccl_tests_json(text, "log.json"); })) {
     check(*log);
   }
   return 0;

@@ -71,27 +71,34 @@ TEST(NcclTestsLog, Errors) {
   EXPECT_EQ(message([] { parse_nccl_tests_text("1024 256 float sum -1 1.0 1.0 1.0 0\n", "a.txt"); }),
             "a.txt:1: a result row before the column header (# size count type ...)");
   EXPECT_EQ(message([] {
-              parse_nccl_tests_text("# size count type redop root time algbw busbw #wrong\n1024 256 float sum -1 "
-                                    "fast 1.0 1.0 0\n",
-                                    "b.txt");
+              parse_nccl_tests_text(
+                  "# size count type redop root time algbw busbw #wrong\n1024 256 float sum -1 "
+                  "fast 1.0 1.0 0\n",
+                  "b.txt");
             }),
             "b.txt:2: time 'fast' is not a number >= 0");
-  EXPECT_EQ(message([] { parse_nccl_tests_text("# nThread 1\n", "c.txt"); }), "c.txt: no nccl-tests result rows");
-  EXPECT_NE(message([] { parse_nccl_tests_json("{\"version\": 1}", "d.json"); }).find("d.json: no \"results\" list"),
+  EXPECT_EQ(message([] { parse_nccl_tests_text("# nThread 1\n", "c.txt"); }),
+            "c.txt: no nccl-tests result rows");
+  EXPECT_NE(message([] {
+              parse_nccl_tests_json("{\"version\": 1}", "d.json");
+            }).find("d.json: no \"results\" list"),
             std::string::npos);
   const topo::Topology t = topo::make_preset("dgx_a100:2");
   const NcclTestsLog eight = read_nccl_tests_log(data("all_reduce_current.txt"));
-  EXPECT_NE(message([&] { compare_with_model(eight, t, std::nullopt, "ring", {}, {}); })
-                .find("measured on 8 ranks, topology 'dgx_a100:2' has 16 GPUs"),
+  EXPECT_NE(message([&] {
+              compare_with_model(eight, t, std::nullopt, "ring", {}, {});
+            }).find("measured on 8 ranks, topology 'dgx_a100:2' has 16 GPUs"),
             std::string::npos);
   const NcclTestsLog mute = read_nccl_tests_log(data("all_gather_2019.txt"));
-  EXPECT_NE(message([&] { compare_with_model(mute, topo::make_preset("dgx1_v100:1"), std::nullopt, "ring", {}, {}); })
-                .find("give --collective"),
+  EXPECT_NE(message([&] {
+              compare_with_model(mute, topo::make_preset("dgx1_v100:1"), std::nullopt, "ring", {}, {});
+            }).find("give --collective"),
             std::string::npos);
   NcclTestsLog doubles = eight;
   doubles.rows[0].type = "double";
-  EXPECT_NE(message([&] { compare_with_model(doubles, topo::make_preset("dgx_a100:1"), std::nullopt, "ring", {}, {}); })
-                .find("type 'double' is not one cclab models"),
+  EXPECT_NE(message([&] {
+              compare_with_model(doubles, topo::make_preset("dgx_a100:1"), std::nullopt, "ring", {}, {});
+            }).find("type 'double' is not one cclab models"),
             std::string::npos);
 }
 
@@ -102,15 +109,18 @@ std::string model_log(const topo::Topology& t, const char* program, const std::s
   const Collective collective = *collective_of_program(program);
   Selector selector;
   std::string text = fmt::format("# Collective test starting: {}\n", program);
-  text += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-          "busbw #wrong\n";
+  text +=
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw "
+      "  "
+      "busbw #wrong\n";
   const std::uint64_t first = wide ? 8 : 1 << 12, last = wide ? 1ULL << 30 : 1ULL << 28, step = wide ? 8 : 16;
   for (std::uint64_t bytes = first; bytes <= last; bytes *= step) {
     const CollectiveSpec spec = spec_for(t, collective, bytes / 4, DType::F32, ReduceOp::Sum, 0);
     const double us = selector.choose(spec, t, algorithm).time_s * 1e6;
-    text += fmt::format("{:>12} {:>13} {:>9} {:>7} {:>7} {:>8.2f} {:>7.2f} {:>7.2f} {:>6} {:>8.2f} {:>7.2f} "
-                        "{:>7.2f} {:>6}\n",
-                        bytes, bytes / 4, "float", "sum", -1, us, 0.0, 0.0, 0, us, 0.0, 0.0, 0);
+    text += fmt::format(
+        "{:>12} {:>13} {:>9} {:>7} {:>7} {:>8.2f} {:>7.2f} {:>7.2f} {:>6} {:>8.2f} {:>7.2f} "
+        "{:>7.2f} {:>6}\n",
+        bytes, bytes / 4, "float", "sum", -1, us, 0.0, 0.0, 0, us, 0.0, 0.0, 0);
   }
   return text;
 }
@@ -142,7 +152,8 @@ TEST(LogCalibration, RecoversTheLinkModelALogWasWrittenWith) {
                         Case{"dgx_a100:2", topo::LinkKind::InfiniBand, {0.85, 2e-6}}}) {
     auto truth = topo::load_topology_mutable(k.preset);
     truth->set_link_model(k.kind, k.truth);
-    const NcclTestsLog log = parse_nccl_tests_text(model_log(*truth, "all_reduce_perf", "ring", true), "truth");
+    const NcclTestsLog log =
+        parse_nccl_tests_text(model_log(*truth, "all_reduce_perf", "ring", true), "truth");
     auto fitted = topo::load_topology_mutable(k.preset);
     const LogFit fit = fit_link_model({log}, *fitted, std::nullopt, "ring", {}, {});
     EXPECT_EQ(fit.kind, k.kind) << k.preset;

@@ -190,7 +190,8 @@ TEST(Routing, BidirectionalSearchTakesTheReferenceRoute) {
     degraded->degrade_link(l, 0.25 + 0.05 * static_cast<double>(l % 7), 1e-6 * static_cast<double>(l % 3));
   for (std::size_t l = 0; l < failed->num_links(); ++l) {
     const Link& link = failed->link(l);
-    if (failed->vertex(link.a).name == "spine1" || failed->vertex(link.b).name == "spine1") failed->fail_link(l);
+    if (failed->vertex(link.a).name == "spine1" || failed->vertex(link.b).name == "spine1")
+      failed->fail_link(l);
   }
   fabrics.push_back(degraded);
   fabrics.push_back(failed);
@@ -210,7 +211,8 @@ TEST(Routing, BidirectionalSearchTakesTheReferenceRoute) {
           continue;
         }
         const Route fast = t.route(a, b);
-        ASSERT_EQ(fast.hops, reference.hops) << t.name() << ": " << t.vertex(a).name << " -> " << t.vertex(b).name;
+        ASSERT_EQ(fast.hops, reference.hops)
+            << t.name() << ": " << t.vertex(a).name << " -> " << t.vertex(b).name;
         EXPECT_EQ(fast.latency_s, reference.latency_s);
         ++compared;
       }
@@ -220,8 +222,8 @@ TEST(Routing, BidirectionalSearchTakesTheReferenceRoute) {
 }
 
 // The same on random switch graphs whose links cost one or two units (100 or 50 GB/s, no latency), so that
-// least-cost paths tie often and branch and merge: wrong next-hop sets, orders or on-route decisions change routes here. A hub joined
-// to 70 switches is walked from the other side.
+// least-cost paths tie often and branch and merge: wrong next-hop sets, orders or on-route decisions change
+// routes here. A hub joined to 70 switches is walked from the other side.
 TEST(Routing, BidirectionalSearchMatchesTheReferenceOnRandomGraphs) {
   for (std::uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937 rng(seed);

@@ -89,9 +89,9 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
 }
 
 // The NVSwitch node (DGX/HGX A100, H100, H200, B200; a GB200 NVL72 rack): every GPU has one aggregate link to
-// the node's NVSwitch fabric; PCIe switches under the host CPU each hold GPUs and NICs (a DGX: 4 switches with
-// 2 GPUs and 2 NICs each; NVIDIA DGX A100 / H100 / B200 user guides, system topology chapters). With other
-// counts, GPU g sits on switch g*S/G and NIC i on switch i*S/N, S = G/2 switches (at least one).
+// the node's NVSwitch fabric; PCIe switches under the host CPU each hold GPUs and NICs (a DGX: 4 switches
+// with 2 GPUs and 2 NICs each; NVIDIA DGX A100 / H100 / B200 user guides, system topology chapters). With
+// other counts, GPU g sits on switch g*S/G and NIC i on switch i*S/N, S = G/2 switches (at least one).
 struct NvSwitchNode {
   int gpus = 8;
   int nics = 8;
@@ -100,10 +100,12 @@ struct NvSwitchNode {
   double pcie_Bps = 0;
 };
 
-Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node, const FabricParams& f) {
+Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node,
+                        const FabricParams& f) {
   check_preset_size(model, nodes, node.gpus, f);
   if (node.nics < 0 || (node.nics == 0 && nodes > 1))
-    throw ConfigError(fmt::format("{}: nics must be >= 1 with more than one node (got {})", model, node.nics));
+    throw ConfigError(
+        fmt::format("{}: nics must be >= 1 with more than one node (got {})", model, node.nics));
   Topology t(fmt::format("{}:{}", model, nodes));
   const int switches = std::max(1, node.gpus / 2);
   std::vector<std::vector<VertexId>> nics(nodes);
@@ -124,7 +126,8 @@ Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode&
     // Declared switch by switch (GPUs, then NICs), as a DGX lists them.
     for (int s = 0; s < switches; ++s) {
       for (int g = 0; g < node.gpus; ++g)
-        if (g * switches / node.gpus == s) t.add_link(gpus[g], pcie[s], LinkKind::Pcie, node.pcie_Bps, kPcieHopLatency_s);
+        if (g * switches / node.gpus == s)
+          t.add_link(gpus[g], pcie[s], LinkKind::Pcie, node.pcie_Bps, kPcieHopLatency_s);
       for (int i = 0; i < node.nics; ++i) {
         if (i * switches / node.nics != s) continue;
         VertexId nic = t.add_vertex(Vertex{fmt::format("{}nic{}", pre, i), VertexKind::Nic, n});
@@ -150,8 +153,10 @@ Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, c
   const double link_Bps = volta ? 25e9 : 20e9;  // NVLink2 / NVLink1, per link per direction
   constexpr double kPcieGen3x16_Bps = 16 * 8e9 * 128.0 / 130.0 / 8;
   constexpr double kQpi_Bps = 2 * 19.2e9;
-  constexpr std::array<std::array<int, 2>, 8> kDoubled{{{0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3}, {4, 7}, {5, 6}, {6, 7}}};
-  constexpr std::array<std::array<int, 2>, 8> kSingle{{{0, 1}, {0, 2}, {1, 3}, {2, 6}, {3, 7}, {4, 5}, {4, 6}, {5, 7}}};
+  constexpr std::array<std::array<int, 2>, 8> kDoubled{
+      {{0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3}, {4, 7}, {5, 6}, {6, 7}}};
+  constexpr std::array<std::array<int, 2>, 8> kSingle{
+      {{0, 1}, {0, 2}, {1, 3}, {2, 6}, {3, 7}, {4, 5}, {4, 6}, {5, 7}}};
   std::vector<std::vector<VertexId>> nics(nodes);
   for (int n = 0; n < nodes; ++n) {
     const std::string pre = node_prefix(n);
@@ -284,7 +289,6 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
 constexpr std::string_view kFabricKeys =
     "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency";
 
-
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {
   std::string_view name;
@@ -295,24 +299,30 @@ const std::array<NvSwitchModel, 5>& nvswitch_models() {
   static const std::array<NvSwitchModel, 5> models{{
       // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
       {"dgx_a100",
-       "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 switches",
+       "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
+       "switches",
        {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps}},
       // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
       {"dgx_h100",
-       "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 switches",
+       "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
+       "switches",
        {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
-      // H200 SXM: the H100's NVLink4 (900 GB/s bidirectional) and 8 x ConnectX-7 400 Gb/s (DGX H200 datasheet).
-      {"dgx_h200", "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+      // H200 SXM: the H100's NVLink4 (900 GB/s bidirectional) and 8 x ConnectX-7 400 Gb/s (DGX H200
+      // datasheet).
+      {"dgx_h200",
+       "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
        {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps}},
       // B200: 18 NVLink5 x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional); 8 x ConnectX-7
       // 400 Gb/s compute ports (DGX B200 datasheet).
-      {"dgx_b200", "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
+      {"dgx_b200",
+       "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
        {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
       // GB200 NVL72: 72 B200 GPUs in one NVLink domain (NVLink5 through the rack's NVLink switch trays,
       // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network (NVIDIA
       // GB200 NVL72 product page). A node here is a rack.
       {"gb200_nvl72",
-       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one 400 Gb/s "
+       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one 400 "
+       "Gb/s "
        "NIC per GPU",
        {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
   }};
@@ -375,17 +385,19 @@ const std::vector<PresetInfo>& presets() {
       out.push_back({std::string(m.name), std::string(m.description),
                      fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)});
     const std::vector<PresetInfo> others{
-      {"dgx1_v100",
-       "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, 6 per GPU), "
-       "4 x EDR 100 Gb/s NICs on PCIe Gen3",
-       fmt::format("nic, {}", kFabricKeys)},
-      {"dgx1_p100",
-       "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per direction, 4 per "
-       "GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
-       fmt::format("nic, {}", kFabricKeys)},
-      {"pcie_server",
-       "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
-       fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
+        {"dgx1_v100",
+         "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, 6 per "
+         "GPU), "
+         "4 x EDR 100 Gb/s NICs on PCIe Gen3",
+         fmt::format("nic, {}", kFabricKeys)},
+        {"dgx1_p100",
+         "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per direction, 4 "
+         "per "
+         "GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
+         fmt::format("nic, {}", kFabricKeys)},
+        {"pcie_server",
+         "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
+         fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
     };
     out.insert(out.end(), others.begin(), others.end());
     return out;

@@ -36,7 +36,8 @@ inline FabricParams ethernet_fabric() {
   return f;
 }
 
-// The NVSwitch family (dgx_a100, dgx_h100, dgx_h200, dgx_b200, gb200_nvl72); 0 (or -1) keeps the model's value.
+// The NVSwitch family (dgx_a100, dgx_h100, dgx_h200, dgx_b200, gb200_nvl72); 0 (or -1) keeps the model's
+// value.
 struct DgxParams {
   int nodes = 1;
   int gpus = 0;           // per node (an HGX board with 4, a partial rack)

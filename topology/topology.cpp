@@ -77,7 +77,8 @@ thread_local SearchScratch search_scratch;
 
 // The two searches of bidirectional_route(), reused like SearchScratch: only touched vertices are reset.
 struct BidirectionalScratch {
-  static constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;  // sums of two stay finite
+  static constexpr std::int64_t kInf =
+      std::numeric_limits<std::int64_t>::max() / 4;  // sums of two stay finite
   using Entry = std::pair<std::int64_t, VertexId>;
   struct Side {
     std::vector<std::int64_t> dist;
@@ -400,7 +401,8 @@ std::size_t Topology::choose_next_hop(VertexId from, VertexId to, std::uint64_t 
 void Topology::append_hop(Route& route, const NextHop& hop) const {
   route.hops.push_back(Hop{hop.link, hop.forward});
   route.latency_s += effective_latency_s(hop.link);
-  route.bottleneck_bandwidth_Bps = std::min(route.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(hop.link));
+  route.bottleneck_bandwidth_Bps =
+      std::min(route.bottleneck_bandwidth_Bps, effective_bandwidth_Bps(hop.link));
 }
 
 Route Topology::compute_route(VertexId from, VertexId to) const {
@@ -514,8 +516,8 @@ Route Topology::bidirectional_route(VertexId from, VertexId to) const {
   // The nearest frontier entry of a side (stale entries dropped), kInf when it is empty.
   auto top = [&](int s) {
     auto& heap = sides[s]->heap;
-    while (!heap.empty() && (heap.top().first > sides[s]->dist[heap.top().second] ||
-                             sides[s]->settled[heap.top().second])) {
+    while (!heap.empty() &&
+           (heap.top().first > sides[s]->dist[heap.top().second] || sides[s]->settled[heap.top().second])) {
       heap.pop();
     }
     return heap.empty() ? kInf : heap.top().first;
@@ -595,7 +597,8 @@ Route Topology::bidirectional_route(VertexId from, VertexId to) const {
         if (B.dist[u] >= dt_at || !usable(u)) continue;
         for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
           if (boost::target(*e, graph_) != at || link_failed(graph_[*e].link)) continue;
-          if (B.dist[u] + weight(*e) == dt_at) next.push_back(NextHop{u, graph_[*e].link, !graph_[*e].forward});
+          if (B.dist[u] + weight(*e) == dt_at)
+            next.push_back(NextHop{u, graph_[*e].link, !graph_[*e].forward});
         }
       }
       std::sort(next.begin(), next.end(), [](const NextHop& a, const NextHop& b) { return a.link < b.link; });
@@ -604,8 +607,9 @@ Route Topology::bidirectional_route(VertexId from, VertexId to) const {
         const VertexId v = boost::target(*e, graph_);
         if (link_failed(graph_[*e].link) || !usable(v)) continue;
         const std::int64_t w = weight(*e);
-        const bool keeps = B.settled[v] ? B.dist[v] + w == dt_at
-                                        : F.settled[v] && F.dist[v] == mu - dt_at + w && on_route(on_route, v);
+        const bool keeps = B.settled[v]
+                               ? B.dist[v] + w == dt_at
+                               : F.settled[v] && F.dist[v] == mu - dt_at + w && on_route(on_route, v);
         if (keeps) next.push_back(NextHop{v, graph_[*e].link, graph_[*e].forward});
       }
     }

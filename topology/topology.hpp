@@ -170,7 +170,8 @@ class Topology {
   std::size_t choose_next_hop(VertexId from, VertexId to, std::uint64_t flow_hash,
                               std::span<const NextHop> next) const;
   void append_hop(Route& route, const NextHop& hop) const;
-  bool free_hops_ = false;  // some link's route cost rounds to 0 ps: bidirectional_route() needs positive ones
+  bool free_hops_ =
+      false;  // some link's route cost rounds to 0 ps: bidirectional_route() needs positive ones
 
   std::vector<Link> links_;
   std::vector<bool> failed_;  // per link, what-if failures

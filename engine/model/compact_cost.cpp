@@ -195,8 +195,8 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
         const std::uint64_t full = ring->channels() * n * n * ring->rounds() * halves;
         const bool skips =
             ring->count % std::max<std::uint64_t>(n, 1) == 0 || full > CostParams{}.ring_exact_cells;
-        work.ring_cells += skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves
-                                 : full;
+        work.ring_cells +=
+            skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves : full;
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }

@@ -64,7 +64,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   };
   std::vector<double> size(PK);  // elements of (owner, chunk) on the current channel (whole unless averaged)
   // Unequal blocks defeat the steady-state skip: past the cell budget, every block takes the mean size.
-  const std::uint64_t cells = static_cast<std::uint64_t>(C) * P * std::max(P - 1, 0) * K * ((rs ? 1 : 0) + (ag ? 1 : 0));
+  const std::uint64_t cells =
+      static_cast<std::uint64_t>(C) * P * std::max(P - 1, 0) * K * ((rs ? 1 : 0) + (ag ? 1 : 0));
   const bool may_average = cells > m.params.ring_exact_cells;
   // The allgather's receive of block i-s at step s overwrites what the reduce-scatter sent from it at step s:
   // it waits for that send, whose end time is kept per (step, position, chunk), up to the step where the
@@ -81,8 +82,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     const auto& ring = pass.rings[c];
     for (int owner = 0; owner < P; ++owner)
       for (int k = 0; k < K; ++k)
-        size[static_cast<std::size_t>(owner) * K + k] = static_cast<double>(
-            partition(partition(partition(pass.count, P, owner), C, c), K, k).count);
+        size[static_cast<std::size_t>(owner) * K + k] =
+            static_cast<double>(partition(partition(partition(pass.count, P, owner), C, c), K, k).count);
     // Every step maps the state alike when every owner's block has the same size (per chunk).
     bool uniform_sizes = true;
     for (int owner = 1; owner < P && uniform_sizes; ++owner)

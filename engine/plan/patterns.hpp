@@ -1,5 +1,5 @@
-// Pattern math shared by the planners: identity rings, node groups, binary trees, and the split of a buffer into
-// channel slices, blocks and pipeline chunks. Pure functions; no schedule building here.
+// Pattern math shared by the planners: identity rings, node groups, binary trees, and the split of a buffer
+// into channel slices, blocks and pipeline chunks. Pure functions; no schedule building here.
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,9 @@ int nics_per_node(const Topology& t) {
 }
 // fallback 0: the topology's own count (planners::default_ring_channels).
 std::vector<std::vector<int>> rings_for(const Topology& t, const PlanOptions& o, int fallback = 0) {
-  const int channels = o.channels > 0 ? o.channels : fallback > 0 ? fallback : planners::default_ring_channels(t);
+  const int channels = o.channels > 0 ? o.channels
+                       : fallback > 0 ? fallback
+                                      : planners::default_ring_channels(t);
   return planners::search_rings(t, channels).rings;
 }
 int channels_or(const PlanOptions& o, int fallback) {
@@ -93,8 +95,7 @@ std::vector<Algorithm> make_registry() {
   add("ring", Collective::AllReduce,
       "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allreduce(s, rings_for(t, o),
-                                        chunk_of(o, s));
+        return planners::ring_allreduce(s, rings_for(t, o), chunk_of(o, s));
       });
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
@@ -119,18 +120,16 @@ std::vector<Algorithm> make_registry() {
       });
   add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_reduce_scatter(s, rings_for(t, o),
-                                             chunk_of(o, s));
+        return planners::ring_reduce_scatter(s, rings_for(t, o), chunk_of(o, s));
       });
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return planners::ring_allgather(s, rings_for(t, o),
-                                        chunk_of(o, s));
+        return planners::ring_allgather(s, rings_for(t, o), chunk_of(o, s));
       });
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return explicit_plan(planners::chain_broadcast(
-            s, rotated(rings_for(t, o, 1), s.root, false), chunk_of(o, s)));
+        return explicit_plan(
+            planners::chain_broadcast(s, rotated(rings_for(t, o, 1), s.root, false), chunk_of(o, s)));
       });
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
@@ -138,8 +137,8 @@ std::vector<Algorithm> make_registry() {
       });
   add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return explicit_plan(planners::chain_reduce(
-            s, rotated(rings_for(t, o, 1), s.root, true), chunk_of(o, s)));
+        return explicit_plan(
+            planners::chain_reduce(s, rotated(rings_for(t, o, 1), s.root, true), chunk_of(o, s)));
       });
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {

@@ -271,8 +271,8 @@ ShapeRings search_shape(const NodeShape& s, int channels, bool one_node) {
         order.push_back(exit);
       }
       const char* how = s.mesh() ? "no ring over the direct links" : (s.nvswitch ? "NVSwitch" : "switched");
-      out.why.push_back(fmt::format("channel {}: {}in at GPU {}, out at GPU {} ({}: local-rank order)", c, via,
-                                    order.front(), order.back(), how));
+      out.why.push_back(fmt::format("channel {}: {}in at GPU {}, out at GPU {} ({}: local-rank order)", c,
+                                    via, order.front(), order.back(), how));
     }
     out.order.push_back(std::move(order));
   }

@@ -16,22 +16,23 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
   Comparison out;
   if (!collective) collective = log.collective;
   if (!collective) {
-    throw ConfigError(fmt::format("{}: the log does not say which collective it measured{}; give --collective",
-                                  log.source, log.program.empty() ? "" : fmt::format(" ({})", log.program)));
+    throw ConfigError(
+        fmt::format("{}: the log does not say which collective it measured{}; give --collective", log.source,
+                    log.program.empty() ? "" : fmt::format(" ({})", log.program)));
   }
   out.collective = *collective;
   const int world = static_cast<int>(topology.gpus().size());
   if (log.ranks > 0 && log.ranks != world) {
-    throw ConfigError(fmt::format("{}: measured on {} ranks, topology '{}' has {} GPUs", log.source, log.ranks,
-                                  topology.name(), world));
+    throw ConfigError(fmt::format("{}: measured on {} ranks, topology '{}' has {} GPUs", log.source,
+                                  log.ranks, topology.name(), world));
   }
   out.ranks = world;
   Selector selector(cost);
   for (const NcclTestsRow& row : log.rows) {
     const auto dtype = dtype_of_nccl_type(row.type);
     if (!dtype) {
-      throw ConfigError(fmt::format("{}: type '{}' is not one cclab models (float, half, bfloat16)", log.source,
-                                    row.type));
+      throw ConfigError(
+          fmt::format("{}: type '{}' is not one cclab models (float, half, bfloat16)", log.source, row.type));
     }
     ReduceOp op = ReduceOp::Sum;
     if (row.redop != "none") {
@@ -62,7 +63,8 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
   return out;
 }
 
-std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes, std::uint64_t max_bytes) {
+std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes,
+                                       std::uint64_t max_bytes) {
   std::vector<double> errors;
   for (const ComparedRow& r : c.rows)
     if (r.measured.bytes >= min_bytes && r.measured.bytes <= max_bytes) errors.push_back(std::abs(r.error));

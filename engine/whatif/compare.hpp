@@ -15,7 +15,7 @@ namespace cclab {
 
 struct ComparedRow {
   NcclTestsRow measured;
-  std::string algorithm;   // the one that was costed
+  std::string algorithm;  // the one that was costed
   double predicted_s = 0;
   double predicted_busbw_GBps = 0;
   double error = 0;  // (predicted - measured) / measured time: > 0 is a prediction too slow

@@ -36,7 +36,8 @@ topo::LinkKind bounding_link_kind(const topo::Topology& t) {
     // The network: the kind of a link between a NIC and a switch.
     for (const topo::Link& l : t.links()) {
       const VertexKind a = t.vertex(l.a).kind, b = t.vertex(l.b).kind;
-      if ((a == VertexKind::Nic && b == VertexKind::Switch) || (a == VertexKind::Switch && b == VertexKind::Nic))
+      if ((a == VertexKind::Nic && b == VertexKind::Switch) ||
+          (a == VertexKind::Switch && b == VertexKind::Nic))
         return l.kind;
     }
   }

@@ -1,6 +1,6 @@
 // The link model fitted to nccl-tests measurements (`cclab calibrate --from-nccl-tests`): the payload
-// efficiency and per-message overhead (topo::LinkModel) of the link kind that bounds the measured collective —
-// the network's on more than one node, else the GPUs' own links (NVSwitch, NVLink or PCIe) — chosen so that
+// efficiency and per-message overhead (topo::LinkModel) of the link kind that bounds the measured collective
+// — the network's on more than one node, else the GPUs' own links (NVSwitch, NVLink or PCIe) — chosen so that
 // the α-β model's times for the logged rows match the measured ones: least squares of log(predicted /
 // measured) over every row, so that an 8-byte row and a 1-GiB row count alike. Efficiency sets the large
 // sizes, the overhead (paid per message per hop) the small ones: nested golden-section searches, the overhead

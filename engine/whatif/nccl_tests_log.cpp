@@ -18,9 +18,11 @@ std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+      ++i;
     const std::size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+      ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
   }
   return out;
@@ -56,7 +58,8 @@ std::optional<Columns> header_columns(const std::vector<std::string_view>& names
     if (n == "algbw" && c.algbw < 0) c.algbw = i;
     if (n == "busbw" && c.busbw < 0) c.busbw = i;
   }
-  if (c.size < 0 || c.count < 0 || c.type < 0 || c.time < 0 || c.algbw < 0 || c.busbw < 0) return std::nullopt;
+  if (c.size < 0 || c.count < 0 || c.type < 0 || c.time < 0 || c.algbw < 0 || c.busbw < 0)
+    return std::nullopt;
   c.needed = 1 + std::max({c.size, c.count, c.type, c.redop, c.time, c.algbw, c.busbw, c.in_place_time});
   return c;
 }
@@ -111,15 +114,16 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       }
       continue;
     }
-    // A data row starts with two integers (size, count); anything else (NCCL INFO lines, warnings) is not one.
+    // A data row starts with two integers (size, count); anything else (NCCL INFO lines, warnings) is not
+    // one.
     if (w.size() < 3 || !number<std::uint64_t>(w[0]) || !number<std::uint64_t>(w[1])) continue;
     if (!columns) {
       throw ConfigError(fmt::format("{}:{}: a result row before the column header (# size count type ...)",
                                     source, line_no));
     }
     if (static_cast<int>(w.size()) < columns->needed) {
-      throw ConfigError(fmt::format("{}:{}: {} columns, the header names {}", source, line_no, w.size(),
-                                    columns->needed));
+      throw ConfigError(
+          fmt::format("{}:{}: {} columns, the header names {}", source, line_no, w.size(), columns->needed));
     }
     NcclTestsRow row;
     row.bytes = *number<std::uint64_t>(w[columns->size]);
@@ -129,7 +133,8 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     auto value = [&](int column, const char* name) {
       const auto v = number<double>(w[column]);
       if (!v || !std::isfinite(*v) || *v < 0) {
-        throw ConfigError(fmt::format("{}:{}: {} '{}' is not a number >= 0", source, line_no, name, w[column]));
+        throw ConfigError(
+            fmt::format("{}:{}: {} '{}' is not a number >= 0", source, line_no, name, w[column]));
       }
       return *v;
     };
@@ -156,9 +161,10 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
     throw ConfigError(fmt::format("{}: not JSON: {}", source, e.what()));
   }
   auto fail = [&](const std::string& what) {
-    throw ConfigError(fmt::format("{}: {} (an nccl-tests -J file has \"results\": [{{\"size\", \"count\", "
-                                  "\"type\", \"out_of_place\": {{\"time\", \"alg_bw\", \"bus_bw\"}}}}, ...])",
-                                  source, what));
+    throw ConfigError(
+        fmt::format("{}: {} (an nccl-tests -J file has \"results\": [{{\"size\", \"count\", "
+                    "\"type\", \"out_of_place\": {{\"time\", \"alg_bw\", \"bus_bw\"}}}}, ...])",
+                    source, what));
   };
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array()) fail("no \"results\" list");
   if (j.contains("args") && j["args"].is_array() && !j["args"].empty() && j["args"][0].is_string()) {
@@ -182,7 +188,8 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
       row.algbw_GBps = out.at("alg_bw").get<double>();
       row.busbw_GBps = out.at("bus_bw").get<double>();
       for (double v : {row.time_us, row.algbw_GBps, row.busbw_GBps})
-        if (!std::isfinite(v) || v < 0) fail(fmt::format("{}: a time or bandwidth that is not a number >= 0", at));
+        if (!std::isfinite(v) || v < 0)
+          fail(fmt::format("{}: a time or bandwidth that is not a number >= 0", at));
       if (r.contains("in_place") && r["in_place"].is_object() && r["in_place"].contains("time"))
         row.in_place_time_us = r["in_place"]["time"].get<double>();
       log.rows.push_back(row);

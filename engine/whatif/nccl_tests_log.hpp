@@ -29,10 +29,10 @@ struct NcclTestsRow {
 };
 
 struct NcclTestsLog {
-  std::string source;                     // the file, for messages
-  std::optional<Collective> collective;   // from the log, when it says
-  std::string program;                    // "all_reduce_perf", when it says
-  int ranks = 0;                          // device lines; 0 when the log has none
+  std::string source;                    // the file, for messages
+  std::optional<Collective> collective;  // from the log, when it says
+  std::string program;                   // "all_reduce_perf", when it says
+  int ranks = 0;                         // device lines; 0 when the log has none
   std::vector<NcclTestsRow> rows;
 };
 
