@@ -90,8 +90,12 @@ TEST(RingSearch, ChannelsEnterAndLeaveThroughTheirNic) {
         const auto out = t.gpu_nic(t.gpus()[from]), in = t.gpu_nic(t.gpus()[to]);
         ++leaving[*out];
         ++entering[*in];
-        if (t.node_of_rank(from) == 0) EXPECT_EQ(*out, nic) << spec << " channel " << c;
-        if (t.node_of_rank(to) == 0) EXPECT_EQ(*in, nic) << spec << " channel " << c;
+        if (t.node_of_rank(from) == 0) {
+          EXPECT_EQ(*out, nic) << spec << " channel " << c;
+        }
+        if (t.node_of_rank(to) == 0) {
+          EXPECT_EQ(*in, nic) << spec << " channel " << c;
+        }
       }
     }
     for (VertexId nic : t.nics_of_node(1)) {
