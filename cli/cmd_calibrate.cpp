@@ -110,10 +110,8 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
   const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, CostParams{});
   const std::string header = fmt::format(
       "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} "
-      "link "
-      "model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); median "
-      "|error| "
-      "{:.1f}% before, {:.1f}% after.\n",
+      "link model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); "
+      "median |error| {:.1f}% before, {:.1f}% after.\n",
       fit.rows, logs.size(), args.algorithm, topo::to_string(fit.kind), fit.after.efficiency,
       fit.before.efficiency, format_time(fit.after.overhead_s), format_time(fit.before.overhead_s),
       100 * fit.median_error_before, 100 * fit.median_error_after);

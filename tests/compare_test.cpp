@@ -110,9 +110,8 @@ std::string model_log(const topo::Topology& t, const char* program, const std::s
   Selector selector;
   std::string text = fmt::format("# Collective test starting: {}\n", program);
   text +=
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw "
-      "  "
-      "busbw #wrong\n";
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+      "algbw   busbw #wrong\n";
   const std::uint64_t first = wide ? 8 : 1 << 12, last = wide ? 1ULL << 30 : 1ULL << 28, step = wide ? 8 : 16;
   for (std::uint64_t bytes = first; bytes <= last; bytes *= step) {
     const CollectiveSpec spec = spec_for(t, collective, bytes / 4, DType::F32, ReduceOp::Sum, 0);

@@ -144,10 +144,10 @@ TEST(Presets, H100AndPcieParameters) {
   EXPECT_DOUBLE_EQ(p.route_between_ranks(0, 5).bottleneck_bandwidth_Bps, 12.5e9 * 0.9);  // Ethernet
 }
 
-TEST(Topology, NearestNicIsOnTheSamePcieSwitch) {
+TEST(Topology, GpuNicIsOnTheSamePcieSwitch) {
   const Topology t = make_preset("dgx_a100:1");
   for (int g = 0; g < 8; ++g) {
-    auto nic = t.nearest_nic(t.gpus()[g]);
+    auto nic = t.gpu_nic(t.gpus()[g]);
     ASSERT_TRUE(nic);
     const std::string name = t.vertex(*nic).name;
     const int index = name.back() - '0';

@@ -321,9 +321,8 @@ const std::array<NvSwitchModel, 5>& nvswitch_models() {
       // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network (NVIDIA
       // GB200 NVL72 product page). A node here is a rack.
       {"gb200_nvl72",
-       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), one 400 "
-       "Gb/s "
-       "NIC per GPU",
+       "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), "
+       "one 400 Gb/s NIC per GPU",
        {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps}},
   }};
   return models;
@@ -386,14 +385,12 @@ const std::vector<PresetInfo>& presets() {
                      fmt::format("gpus, nics, nvlink, nic, {}", kFabricKeys)});
     const std::vector<PresetInfo> others{
         {"dgx1_v100",
-         "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, 6 per "
-         "GPU), "
-         "4 x EDR 100 Gb/s NICs on PCIe Gen3",
+         "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, "
+         "6 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
          fmt::format("nic, {}", kFabricKeys)},
         {"dgx1_p100",
-         "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per direction, 4 "
-         "per "
-         "GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
+         "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per "
+         "direction, 4 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
          fmt::format("nic, {}", kFabricKeys)},
         {"pcie_server",
          "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",

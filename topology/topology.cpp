@@ -314,20 +314,6 @@ bool Topology::uniform() const {
   return std::all_of(count.begin(), count.end(), [&](auto& kv) { return kv.second == first; });
 }
 
-std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
-  std::optional<VertexId> best;
-  double best_cost = std::numeric_limits<double>::infinity();
-  for (VertexId v = 0; v < num_vertices(); ++v) {
-    if (graph_[v].kind != VertexKind::Nic || graph_[v].node != graph_[gpu].node) continue;
-    Route r = route(gpu, v);
-    double cost = 0;
-    for (const Hop& h : r.hops)
-      cost += static_cast<double>(hop_cost_ps(links_[h.link]));
-    if (cost < best_cost) best_cost = cost, best = v;  // ties: lowest vertex id, i.e. first NIC declared
-  }
-  return best;
-}
-
 const std::vector<VertexId>& Topology::nics_of_node(int node) const {
   static const std::vector<VertexId> kNone;
   const auto it = nics_of_node_.find(node);
@@ -343,8 +329,7 @@ std::optional<VertexId> Topology::gpu_nic(VertexId gpu) const {
     std::int64_t cost = 0;
     for (const Hop& h : route(gpu, nic).hops)
       cost += hop_cost_ps(links_[h.link]);
-    const bool own = nic_index_[nic] == g.local_rank % static_cast<int>(nics.size());
-    if (cost < best_cost || (cost == best_cost && own)) best_cost = cost, best = nic;
+    if (cost < best_cost || (cost == best_cost && own_nic(gpu, nic))) best_cost = cost, best = nic;
   }
   return best;
 }
@@ -379,6 +364,13 @@ Route Topology::route(VertexId from, VertexId to) const {
   return result;
 }
 
+// NCCL pairs a GPU with NIC (local rank mod the node's NICs) where it has a choice.
+bool Topology::own_nic(VertexId gpu, VertexId nic) const {
+  const Vertex& g = graph_[gpu];
+  return g.kind == VertexKind::Gpu && nic_index_[nic] >= 0 && g.node == graph_[nic].node &&
+         nic_index_[nic] == g.local_rank % nics_per_node_.at(g.node);
+}
+
 // Among the equal-cost next hops out of one vertex (in its out-edge order, i.e. by link id): a GPU endpoint's
 // own NIC, else the flow hash's pick.
 std::size_t Topology::choose_next_hop(VertexId from, VertexId to, std::uint64_t flow_hash,
@@ -387,13 +379,8 @@ std::size_t Topology::choose_next_hop(VertexId from, VertexId to, std::uint64_t 
   for (std::size_t i = 0; i < next.size(); ++i) {
     const VertexId v = next[i].target;
     if (nic_index_[v] < 0) continue;
-    for (VertexId gpu : {from, to}) {
-      const Vertex& g = graph_[gpu];
-      if (g.kind == VertexKind::Gpu && g.node == graph_[v].node &&
-          nic_index_[v] == g.local_rank % nics_per_node_.at(g.node)) {
-        chosen = i;
-      }
-    }
+    for (VertexId gpu : {from, to})
+      if (own_nic(gpu, v)) chosen = i;
   }
   return chosen;
 }

@@ -126,8 +126,6 @@ class Topology {
   // Largest number of GPUs in one node; uniform() says whether every node has that many.
   int max_gpus_per_node() const;
   bool uniform() const;
-  // The NIC with the cheapest route from `gpu` inside its node; nullopt when the node has none.
-  std::optional<VertexId> nearest_nic(VertexId gpu) const;
   // The NIC `gpu` sends and receives through, as routing picks it: its own (index local_rank mod the node's
   // NICs) when that one is among the nearest, else the nearest declared first; nullopt without NICs.
   std::optional<VertexId> gpu_nic(VertexId gpu) const;
@@ -170,6 +168,7 @@ class Topology {
   std::size_t choose_next_hop(VertexId from, VertexId to, std::uint64_t flow_hash,
                               std::span<const NextHop> next) const;
   void append_hop(Route& route, const NextHop& hop) const;
+  bool own_nic(VertexId gpu, VertexId nic) const;  // `nic` is the one `gpu` takes when it has a choice
   bool free_hops_ =
       false;  // some link's route cost rounds to 0 ps: bidirectional_route() needs positive ones
 

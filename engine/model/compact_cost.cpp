@@ -17,34 +17,40 @@
 namespace cclab {
 namespace {
 
-// Calls add(from_rank, to_rank, ir_channel) for every connection the expansion would use, in global ranks,
-// without expanding ring and tree passes (explicit passes: their sends).
+// Calls add(from_member, to_member, ir_channel) for every connection one pass's expansion would use, in the
+// pass's member indices, without expanding ring and tree passes (explicit passes: their sends).
+template <typename Add>
+void for_each_pass_connection(const Pass& pass, Add&& add) {
+  if (const auto* ring = std::get_if<RingPass>(&pass)) {
+    const int n = ring->members();
+    if (n < 2) return;
+    for (int c = 0; c < ring->channels(); ++c)
+      for (int i = 0; i < n; ++i)
+        add(ring->rings[c][i], ring->rings[c][(i + 1) % n], c);
+  } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
+    for (int c = 0; c < tree->channels(); ++c) {
+      const Tree& t = tree->trees[c];
+      for (std::size_t m = 0; m < t.parent.size(); ++m) {
+        if (t.parent[m] < 0) continue;
+        add(static_cast<int>(m), t.parent[m], 2 * c);
+        add(t.parent[m], static_cast<int>(m), 2 * c + 1);
+      }
+    }
+  } else {
+    const Schedule& programs = std::get<ExplicitPass>(pass).programs;
+    for (int a = 0; a < programs.world_size(); ++a)
+      for (const Op& op : programs.ranks[a].ops)
+        if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel));
+  }
+}
+
+// The same for the whole schedule, in global ranks.
 template <typename Add>
 void for_each_connection(const CompactSchedule& s, Add&& add) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       const auto& g = lane.ranks;
-      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        const int n = ring->members();
-        if (n < 2) continue;
-        for (int c = 0; c < ring->channels(); ++c)
-          for (int i = 0; i < n; ++i)
-            add(g[ring->rings[c][i]], g[ring->rings[c][(i + 1) % n]], c);
-      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-        for (int c = 0; c < tree->channels(); ++c) {
-          const Tree& t = tree->trees[c];
-          for (std::size_t m = 0; m < t.parent.size(); ++m) {
-            if (t.parent[m] < 0) continue;
-            add(g[m], g[t.parent[m]], 2 * c);
-            add(g[t.parent[m]], g[m], 2 * c + 1);
-          }
-        }
-      } else {
-        const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
-        for (int a = 0; a < programs.world_size(); ++a)
-          for (const Op& op : programs.ranks[a].ops)
-            if (op.kind == OpKind::Send) add(g[a], g[op.peer], static_cast<int>(op.channel));
-      }
+      for_each_pass_connection(*lane.pass, [&](int a, int b, int channel) { add(g[a], g[b], channel); });
     }
   }
 }
@@ -87,7 +93,7 @@ std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::s
 // max and + of those, so its ends are the first lane's shifted alike (to rounding): walk once, reuse.
 class LaneMemo {
  public:
-  LaneMemo(const ConnectionCosts* costs) : costs_(costs) {}
+  explicit LaneMemo(const ConnectionCosts* costs) : costs_(costs) {}
 
   // The ends of a lane that matches the pass's walked one, or nullopt.
   std::optional<std::vector<double>> find(const Lane& lane, std::span<const double> ready) {
@@ -113,22 +119,8 @@ class LaneMemo {
 
   void remember(const Lane& lane, std::span<const double> ready, const std::vector<double>& end) {
     Walked w{{ready.begin(), ready.end()}, end, {}, {}};
-    auto add = [&](int a, int b, int channel) { w.connections.emplace_back(a, b, channel); };
-    if (const auto* ex = std::get_if<ExplicitPass>(lane.pass.get())) {
-      for (int a = 0; a < ex->programs.world_size(); ++a)
-        for (const Op& op : ex->programs.ranks[a].ops)
-          if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel));
-    } else {
-      const auto& tree = std::get<TreePass>(*lane.pass);
-      for (int c = 0; c < tree.channels(); ++c) {
-        for (std::size_t m = 0; m < tree.trees[c].parent.size(); ++m) {
-          const int parent = tree.trees[c].parent[m];
-          if (parent < 0) continue;
-          add(static_cast<int>(m), parent, 2 * c);
-          add(parent, static_cast<int>(m), 2 * c + 1);
-        }
-      }
-    }
+    for_each_pass_connection(*lane.pass,
+                             [&](int a, int b, int channel) { w.connections.emplace_back(a, b, channel); });
     std::sort(w.connections.begin(), w.connections.end());
     w.connections.erase(std::unique(w.connections.begin(), w.connections.end()), w.connections.end());
     if (costs_)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -64,13 +65,12 @@ LogFit fit_link_model(const std::vector<NcclTestsLog>& logs, topo::Topology& top
       out.push_back(compare_with_model(log, topology, collective, algorithm, options, cost));
     return out;
   };
+  // One median over the rows of every log.
   auto median_error = [](const std::vector<Comparison>& all) {
-    std::vector<double> e;
+    Comparison rows;
     for (const Comparison& c : all)
-      for (const ComparedRow& r : c.rows)
-        e.push_back(std::abs(r.error));
-    std::sort(e.begin(), e.end());
-    return e.empty() ? 0.0 : e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
+      rows.rows.insert(rows.rows.end(), c.rows.begin(), c.rows.end());
+    return median_abs_error(rows, 0, UINT64_MAX).value_or(0.0);
   };
   const auto before = compare_all();
   fit.median_error_before = median_error(before);
