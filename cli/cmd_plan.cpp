@@ -36,17 +36,29 @@ struct PlanArgs {
   std::string memory_budget;
 };
 
+// The other protocols' times, when more than one was costed: "ll 15.2us, ll128 30.1us".
+std::string other_protocols(const std::vector<std::pair<Protocol, double>>& by_protocol, Protocol chosen) {
+  std::string out;
+  if (by_protocol.size() < 2) return out;
+  for (const auto& [p, t] : by_protocol)
+    if (p != chosen) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", to_string(p), format_time(t));
+  return out;
+}
+
 void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& rows) {
-  fmt::print("{:<18} {:>12} {:>12} {:>12}  {}\n", "algorithm", "time", "algbw(GB/s)", "busbw(GB/s)",
-             "status");
+  fmt::print("{:<18} {:<8} {:>12} {:>12} {:>12}  {}\n", "algorithm", "protocol", "time", "algbw(GB/s)",
+             "busbw(GB/s)", "status");
   for (const Candidate& row : rows) {
     if (!row.support.ok) {
-      fmt::print("{:<18} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", row.support.reason);
+      fmt::print("{:<18} {:<8} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", "-",
+                 row.support.reason);
       continue;
     }
     const double algbw = row.time_s > 0 ? spec.bytes() / row.time_s / 1e9 : 0;
-    fmt::print("{:<18} {:>12} {:>12.2f} {:>12.2f}\n", row.algorithm, format_time(row.time_s), algbw,
-               algbw * busbw_factor(spec.collective, spec.world_size));
+    const std::string others = other_protocols(row.by_protocol, row.protocol);
+    fmt::print("{:<18} {:<8} {:>12} {:>12.2f} {:>12.2f}  {}\n", row.algorithm, to_string(row.protocol),
+               format_time(row.time_s), algbw, algbw * busbw_factor(spec.collective, spec.world_size),
+               others.empty() ? "" : "others: " + others);
   }
 }
 
@@ -54,7 +66,8 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& 
 // form (within the memory budget).
 void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
                    const CostParams& cost) {
-  std::optional<RunResult> modelled;
+  std::optional<ProtocolRun> modelled;
+  std::string others;
   // Costing is routing plus the recurrence: on a 16,384-GPU fabric that can be far more than the milliseconds
   // the plan took, so by default it is skipped past a bound (measured here: about 20 µs per route on a
   // 45,000-vertex fabric, 4 ns per recurrence cell, 0.2 µs per walked op), with the reason.
@@ -70,7 +83,12 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
   } else if (args.cost != "never") {
     try {
       fmt::print("steps: {}\n", count_compact_steps(s));
-      modelled = estimate_compact_cost(s, topology, cost);
+      std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(s, topology, cost);
+      std::vector<std::pair<Protocol, double>> times;
+      for (const ProtocolRun& r : runs)
+        times.emplace_back(r.protocol, r.run.total_s);
+      modelled = cheapest(std::move(runs));
+      others = other_protocols(times, modelled->protocol);
     } catch (const ConfigError& e) {
       fmt::print("steps, α-β time: skipped: {}\n", e.what());
     }
@@ -83,9 +101,11 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
              format_size(static_cast<std::uint64_t>(mean_bytes)), format_size(*min_bytes),
              format_size(*max_bytes), format_size(s.spec.bytes()));
   if (modelled) {
-    const double algbw = modelled->total_s > 0 ? s.spec.bytes() / modelled->total_s / 1e9 : 0;
-    fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s\n", format_time(modelled->total_s),
-               algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size));
+    const double total_s = modelled->run.total_s;
+    const double algbw = total_s > 0 ? s.spec.bytes() / total_s / 1e9 : 0;
+    fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s   protocol {}{}\n", format_time(total_s),
+               algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size), to_string(modelled->protocol),
+               others.empty() ? "" : fmt::format(" (others: {})", others));
   }
   if (!args.dump.empty()) {
     save_compact_file(s, args.dump);

@@ -22,6 +22,7 @@ struct CollectiveArgs {
   int channels = 0;
   std::string inter = "ring";
   std::string reduce_bw = "500GB/s";
+  std::string protocol = "auto";  // what a message costs beyond its route (engine/model/protocol.hpp)
 
   void add_to(CLI::App& cmd);
   // The spec for `size` bytes over the topology's GPUs; ConfigError for bad names or sizes.

@@ -24,10 +24,11 @@ void expect_same(const Algorithm& a, const topo::Topology& t, std::uint64_t coun
   const std::string what =
       fmt::format("{} {} on {}: count {} chunk {} channels {} inter {} reduce {}", to_string(a.collective),
                   a.name, t.name(), count, o.chunk_bytes, o.channels, o.inter, params.reduce_Bps);
+  const std::string how = std::string(" protocol ") + std::string(to_string(params.protocol));
   const CompactSchedule s = a.compact(spec, t, o);
   const Schedule x = to_explicit(s);
   const RunResult want = estimate_cost(x, t, params), got = estimate_compact_cost(s, t, params);
-  ASSERT_NEAR(got.total_s, want.total_s, 1e-9 * want.total_s) << what;
+  ASSERT_NEAR(got.total_s, want.total_s, 1e-9 * want.total_s) << what << how;
   ASSERT_EQ(got.rank_end_s.size(), want.rank_end_s.size()) << what;
   for (std::size_t r = 0; r < want.rank_end_s.size(); ++r)
     ASSERT_NEAR(got.rank_end_s[r], want.rank_end_s[r], 1e-9 * want.total_s) << what << ", rank " << r;
@@ -55,6 +56,25 @@ TEST_P(CompactCost, EqualsTheExplicitWalkOnFlatWorlds) {
   }
 }
 
+// Under each NCCL protocol (pipelined connections, step latencies, launch) too.
+TEST_P(CompactCost, EqualsTheExplicitWalkUnderEveryProtocol) {
+  const int world = GetParam();
+  const topo::Topology t = testing::flat_topology(world);
+  for (Protocol protocol : {Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto}) {
+    CostParams params;
+    params.protocol = protocol;
+    for (const Algorithm& a : algorithms()) {
+      for (std::uint64_t chunk : {std::uint64_t{0}, std::uint64_t{64}}) {
+        PlanOptions o;
+        o.channels = 2;
+        o.chunk_bytes = chunk;
+        expect_same(a, t, 13ULL * world + 5, o, params);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, CompactCost, ::testing::Values(1, 2, 3, 5, 8, 11, 16, 31, 64));
 
 TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
@@ -76,6 +96,10 @@ TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
           if (HasFatalFailure()) return;
           expect_same(a, t, count, PlanOptions{.chunk_bytes = 1 << 20, .channels = 0, .inter = inter},
                       no_reduction);
+          if (HasFatalFailure()) return;
+          CostParams nccl = no_reduction;
+          nccl.protocol = Protocol::Auto;
+          expect_same(a, t, count, o, nccl);
           if (HasFatalFailure()) return;
         }
       }

@@ -228,6 +228,82 @@ TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {
   EXPECT_NEAR(pipelined, (p - 1 + k - 1) * (alpha + bytes / k / bandwidth), 1e-9);
 }
 
+// Under an NCCL protocol a message costs the protocol's step latency (network class on this star: 14 µs for
+// Simple, 4 µs for LL128, 2.7 µs for LL, against the 5 µs route) and the wire at the protocol's efficiency, and
+// the launch cost comes first: a one-chunk ring takes launch + 2(P-1)·(L + S/(P·B·efficiency)). A
+// connection's messages pipeline on the wire, but a receiver posts its next receive only once it has started
+// forwarding the last chunk (the IR's start rules), so a K-chunk chain broadcast lies between the ideal
+// pipeline launch + (P-1)·L + (P-1+K-1)·w, w = S/(K·B·efficiency), and store-and-forward's
+// launch + (P-1+K-1)·(L + w).
+TEST(Cost, ProtocolsMatchTheirClosedForms) {
+  const double alpha = 5e-6, bandwidth = 12.5e9;
+  for (Protocol protocol : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+    const ProtocolConstants& k = protocol_constants(protocol);
+    const double latency = std::max(alpha, k.step_latency_s[static_cast<int>(RouteClass::Network) - 1]);
+    CostParams params{.reduce_Bps = 0, .copy_Bps = 0};
+    params.protocol = protocol;
+    for (int p : {2, 3, 8, 16}) {
+      const topo::Topology t = star(p, alpha / 2, bandwidth);
+      const std::uint64_t count = 4096ULL * p;
+      const Schedule ring =
+          to_explicit(ring_allreduce(spec(Collective::AllReduce, p, count), identity_rings(p, 1), 0));
+      const double w = count * 4.0 / (p * bandwidth * k.wire_efficiency);
+      const double want = k.launch_s + 2.0 * (p - 1) * (latency + w);
+      EXPECT_NEAR(estimate_cost(ring, t, params).total_s, want, 1e-9 * want) << to_string(protocol) << p;
+
+      std::vector<int> order(p);
+      for (int r = 0; r < p; ++r)
+        order[r] = r;
+      const int chunks = 16;
+      const Schedule chain = chain_broadcast(spec(Collective::Broadcast, p, count), {order}, count / chunks);
+      const double wc = count * 4.0 / (chunks * bandwidth * k.wire_efficiency);
+      const double ideal = k.launch_s + (p - 1) * latency + (p - 1 + chunks - 1) * wc;
+      const double store_and_forward = k.launch_s + (p - 1 + chunks - 1) * (latency + wc);
+      const double got = estimate_cost(chain, t, params).total_s;
+      EXPECT_GE(got, ideal * (1 - 1e-12)) << to_string(protocol) << p;
+      EXPECT_LE(got, store_and_forward * (1 + 1e-12)) << to_string(protocol) << p;
+    }
+  }
+}
+
+// Auto costs each NCCL protocol and keeps the cheapest: LL for a few bytes (lowest latency), Simple for a
+// gigabyte (all of the wire); never LL128 where a node's GPUs talk over PCIe; raw is the route alone.
+TEST(Cost, AutoProtocolTakesTheCheapest) {
+  const topo::Topology nvswitch = topo::make_preset("dgx_h100:1");
+  CostParams automatic;
+  automatic.protocol = Protocol::Auto;
+  auto by_protocol = [&](const topo::Topology& t, std::uint64_t count) {
+    const Schedule s = to_explicit(
+        ring_allreduce(spec_for(t, Collective::AllReduce, count, DType::F32), identity_rings(8, 1), 0));
+    return std::pair{estimate_cost_by_protocol(s, t, automatic), estimate_cost(s, t, automatic)};
+  };
+  for (std::uint64_t count : {std::uint64_t{2}, std::uint64_t{1} << 28}) {
+    const auto [runs, best] = by_protocol(nvswitch, count);
+    ASSERT_EQ(runs.size(), 3u);
+    EXPECT_EQ(runs[0].protocol, Protocol::LL);
+    EXPECT_EQ(runs[1].protocol, Protocol::LL128);
+    EXPECT_EQ(runs[2].protocol, Protocol::Simple);
+    const ProtocolRun chosen = cheapest(runs);
+    EXPECT_EQ(chosen.protocol, count == 2 ? Protocol::LL : Protocol::Simple) << count;
+    EXPECT_DOUBLE_EQ(best.total_s, chosen.run.total_s);
+    for (const ProtocolRun& r : runs)
+      EXPECT_GE(r.run.total_s, best.total_s);
+  }
+  const auto [pcie_runs, pcie_best] = by_protocol(topo::make_preset("pcie_server:1,gpus=8"), 1024);
+  ASSERT_EQ(pcie_runs.size(), 2u);
+  EXPECT_EQ(pcie_runs[0].protocol, Protocol::LL);
+  EXPECT_EQ(pcie_runs[1].protocol, Protocol::Simple);
+  // Every protocol costs at least the launch and is slower than the bare route for a tiny message.
+  const Schedule tiny = to_explicit(
+      ring_allreduce(spec_for(nvswitch, Collective::AllReduce, 2, DType::F32), identity_rings(8, 1), 0));
+  const double raw = estimate_cost(tiny, nvswitch).total_s;
+  for (const ProtocolRun& r : estimate_cost_by_protocol(tiny, nvswitch, automatic))
+    EXPECT_GT(r.run.total_s, raw + protocol_constants(r.protocol).launch_s) << to_string(r.protocol);
+  EXPECT_EQ(parse_protocol("ll128"), Protocol::LL128);
+  EXPECT_EQ(parse_protocol("LL"), std::nullopt);
+  EXPECT_THROW(protocol_constants(Protocol::Auto), ConfigError);
+}
+
 // The one `auto`: each candidate planned and checked once, the winner being the table's own plan.
 TEST(Selection, PlansEachCandidateOnceAndReusesTheWinner) {
   const topo::Topology t = topo::make_preset("dgx_a100:2");

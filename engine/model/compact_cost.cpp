@@ -107,7 +107,8 @@ class LaneMemo {
       for (std::size_t i = 0; i < w.connections.size(); ++i) {
         const auto [a, b, c] = w.connections[i];
         const ConnectionCost& x = costs_->at(lane.ranks[a], lane.ranks[b], c);
-        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps)
+        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps ||
+            x.pipelined != w.costs[i].pipelined)
           return std::nullopt;
       }
     }
@@ -141,8 +142,8 @@ class LaneMemo {
 
 // The rank end times of the whole schedule, phase by phase: a lane starts from its members' ends so far.
 std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCosts* costs,
-                                  const CostParams& params) {
-  std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), 0.0);
+                                  const CostParams& params, double start_s = 0) {
+  std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), start_s);
   const RingTimingModel ring_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
   LaneMemo memo(costs);
   std::vector<double> ready;
@@ -238,8 +239,9 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   return bytes;
 }
 
-RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& topology,
-                                const CostParams& params) {
+std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule& s,
+                                                           const topo::Topology& topology,
+                                                           const CostParams& params) {
   if (static_cast<int>(topology.gpus().size()) < s.world_size()) {
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), s.world_size()));
@@ -247,12 +249,24 @@ RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& 
   ConnectionCosts costs(topology, s.params.lanes_per_channel);
   for_each_connection(s, [&](int a, int b, int channel) { costs.add(a, b, channel); });
   costs.finish();
-  RunResult result;
-  result.rank_end_s = time_schedule(s, &costs, params);
-  for (double t : result.rank_end_s)
-    result.total_s = std::max(result.total_s, t);
-  result.bytes_sent = compact_bytes_sent(s);
-  return result;
+  const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
+  std::vector<ProtocolRun> runs;
+  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
+    costs.use_protocol(p);
+    RunResult result;
+    // The launch cost delays every rank's first op.
+    result.rank_end_s = time_schedule(s, &costs, params, protocol_constants(p).launch_s);
+    for (double t : result.rank_end_s)
+      result.total_s = std::max(result.total_s, t);
+    result.bytes_sent = bytes_sent;
+    runs.push_back({p, std::move(result)});
+  }
+  return runs;
+}
+
+RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& topology,
+                                const CostParams& params) {
+  return cheapest(estimate_compact_cost_by_protocol(s, topology, params)).run;
 }
 
 int count_compact_steps(const CompactSchedule& s) {

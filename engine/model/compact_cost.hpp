@@ -20,9 +20,14 @@
 
 namespace cclab {
 
-// total_s, rank_end_s and bytes_sent; no per-op times (those belong to the explicit form).
+// total_s, rank_end_s and bytes_sent; no per-op times (those belong to the explicit form). The cheapest of
+// estimate_compact_cost_by_protocol.
 RunResult estimate_compact_cost(const CompactSchedule& schedule, const topo::Topology& topology,
                                 const CostParams& params = {});
+// The schedule under every protocol params.protocol stands for (protocols_to_cost order), routed once.
+std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule& schedule,
+                                                           const topo::Topology& topology,
+                                                           const CostParams& params = {});
 int count_compact_steps(const CompactSchedule& schedule);
 
 // What costing the schedule takes, counted in O(connections): the distinct rank pairs to route (each a

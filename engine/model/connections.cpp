@@ -16,7 +16,7 @@ void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel) {
   connections_.try_emplace(key(from_rank, to_rank, ir_channel));
 }
 
-void ConnectionCosts::finish() {
+void ConnectionCosts::finish(Protocol protocol) {
   // One route per rank pair, whatever the channels on it.
   std::unordered_map<std::uint64_t, topo::Route> routes;
   auto pair_key = [](std::uint64_t k) { return k >> 16; };
@@ -31,14 +31,25 @@ void ConnectionCosts::finish() {
     for (const topo::Hop& h : routes.at(pair_key(k)).hops)
       channels_on_link[h.directed_id()].insert(channel / lanes_);
   }
-  for (auto& [k, conn] : connections_) {
+  for (auto& [k, e] : connections_) {
     const topo::Route& route = routes.at(pair_key(k));
-    conn.latency_s = route.latency_s;
-    conn.bandwidth_Bps = std::numeric_limits<double>::infinity();
+    e.route_latency_s = route.latency_s;
+    e.route_bandwidth_Bps = std::numeric_limits<double>::infinity();
     for (const topo::Hop& h : route.hops) {
       const double share = static_cast<double>(channels_on_link[h.directed_id()].size());
-      conn.bandwidth_Bps = std::min(conn.bandwidth_Bps, topology_.effective_bandwidth_Bps(h.link) / share);
+      e.route_bandwidth_Bps = std::min(e.route_bandwidth_Bps, topology_.effective_bandwidth_Bps(h.link) / share);
     }
+    e.cls = route_class(route, topology_);
+    crosses_pcie_ = crosses_pcie_ || e.cls == RouteClass::Pcie;
+  }
+  use_protocol(protocol);
+}
+
+void ConnectionCosts::use_protocol(Protocol protocol) {
+  protocol_ = protocol;
+  for (auto& [k, e] : connections_) {
+    const MessageCost m = message_cost(protocol, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
+    e.cost = {m.latency_s, m.bandwidth_Bps, protocol != Protocol::Raw};
   }
 }
 
@@ -46,7 +57,7 @@ const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_cha
   const auto it = connections_.find(key(from_rank, to_rank, ir_channel));
   CCLAB_ENFORCE(it != connections_.end(), "no connection {} -> {} on channel {}", from_rank, to_rank,
                 ir_channel);
-  return it->second;
+  return it->second.cost;
 }
 
 }  // namespace cclab

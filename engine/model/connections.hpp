@@ -3,12 +3,15 @@
 // evenly; the phases of one channel (a ring's reduce-scatter and allgather, the steps of halving-doubling)
 // follow each other and do not. A planner may run each network channel as several IR channels (tree: up and
 // down): `lanes_per_channel` of them count once. Shared by the explicit walk (engine/model/cost.cpp) and the
-// compact recurrence (engine/model/compact_cost.cpp), so both see the same shares.
+// compact recurrence (engine/model/compact_cost.cpp), so both see the same shares. A protocol
+// (engine/model/protocol.hpp) turns each connection's route latency and share into what one message pays; the
+// routes and shares are computed once, so costing a schedule under several protocols routes it once.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 
+#include "engine/model/protocol.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
@@ -16,6 +19,11 @@ namespace cclab {
 struct ConnectionCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
+  // Whether the connection's next message may enter the wire while this one is still in flight: false for
+  // Raw (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))), true under NCCL's protocols, which
+  // keep NCCL_STEPS = 8 steps of a connection in flight, so that a step's latency is paid once per step of the
+  // algorithm and not once per chunk (NCCL's own model: latency × steps + bytes / bandwidth).
+  bool pipelined = false;
 };
 
 class ConnectionCosts {
@@ -24,8 +32,15 @@ class ConnectionCosts {
 
   // Declares a connection; all of them before finish().
   void add(int from_rank, int to_rank, int ir_channel);
-  // Routes every connection and splits each link among the network channels crossing it.
-  void finish();
+  // Routes every connection and splits each link among the network channels crossing it; messages then cost
+  // what `protocol` (concrete, not Auto) makes of the route.
+  void finish(Protocol protocol = Protocol::Raw);
+  // Re-prices every connection for another concrete protocol (after finish()).
+  void use_protocol(Protocol protocol);
+  Protocol protocol() const { return protocol_; }
+  bool pipelined() const { return protocol_ != Protocol::Raw; }  // ConnectionCost::pipelined, for all
+  // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
+  bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
   std::size_t size() const { return connections_.size(); }
 
@@ -34,9 +49,16 @@ class ConnectionCosts {
     return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
            static_cast<std::uint64_t>(channel);
   }
+  struct Entry {
+    ConnectionCost cost;  // under protocol_
+    double route_latency_s = 0, route_bandwidth_Bps = 0;
+    RouteClass cls = RouteClass::Local;
+  };
   const topo::Topology& topology_;
   int lanes_;
-  std::unordered_map<std::uint64_t, ConnectionCost> connections_;
+  Protocol protocol_ = Protocol::Raw;
+  bool crosses_pcie_ = false;
+  std::unordered_map<std::uint64_t, Entry> connections_;
 };
 
 }  // namespace cclab

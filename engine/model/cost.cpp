@@ -91,7 +91,7 @@ class AlphaBetaTimeline final : public Timeline {
     const double begin = std::max({ts.start_s, tr.start_s, free_s});
     const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
     double end = begin + conn.latency_s + wire_s;
-    free_s = end;
+    free_s = conn.pipelined ? begin + wire_s : end;
     ts.end_s = end;
     if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;
     tr.end_s = end;
@@ -145,7 +145,24 @@ RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
   return timeline.finish();
 }
 
-RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology, const CostParams& params) {
+std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie) {
+  if (requested != Protocol::Auto) return {requested};
+  std::vector<Protocol> out;
+  for (Protocol p : kNcclProtocols)
+    if (protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);
+  return out;
+}
+
+ProtocolRun cheapest(std::vector<ProtocolRun> runs) {
+  CCLAB_ENFORCE(!runs.empty(), "no protocol was costed");
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].run.total_s < runs[best].run.total_s) best = i;
+  return std::move(runs[best]);
+}
+
+std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, const topo::Topology& topology,
+                                                   const CostParams& params) {
   if (static_cast<int>(topology.gpus().size()) < schedule.spec.world_size) {
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), schedule.spec.world_size));
@@ -153,7 +170,18 @@ RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology
   ConnectionCosts costs(topology, schedule.lanes_per_channel);
   add_connections(schedule, costs);
   costs.finish();
-  return walk_alpha_beta(schedule, costs, params);
+  std::vector<ProtocolRun> runs;
+  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
+    costs.use_protocol(p);
+    // The launch cost delays every rank's first op.
+    const std::vector<double> launch(schedule.spec.world_size, protocol_constants(p).launch_s);
+    runs.push_back({p, walk_alpha_beta(schedule, costs, params, WalkFrame{{}, launch})});
+  }
+  return runs;
+}
+
+RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology, const CostParams& params) {
+  return cheapest(estimate_cost_by_protocol(schedule, topology, params)).run;
 }
 
 int count_steps(const Schedule& schedule) {

@@ -15,6 +15,7 @@
 
 #include "engine/ir/run_result.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/model/protocol.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
@@ -28,8 +29,28 @@ struct CostParams {
   // to this many recurrence cells (channels x members x steps x chunks; 2^25 is a 1,024-GPU ring with 8
   // channels); past it, with every block at its channel's mean size (engine/model/ring_timing.hpp).
   std::uint64_t ring_exact_cells = std::uint64_t{1} << 25;
+  // What a message costs beyond its route (engine/model/protocol.hpp): Raw is the route alone; LL, LL128 and
+  // Simple add NCCL's step latencies, wire efficiency and launch cost; Auto costs each NCCL protocol that
+  // applies and keeps the cheapest, as NCCL's tuner does per collective.
+  Protocol protocol = Protocol::Raw;
 };
 
+// One α-β run of a schedule under one concrete protocol.
+struct ProtocolRun {
+  Protocol protocol = Protocol::Raw;
+  RunResult run;
+};
+// The protocols `requested` stands for on connections that do (not) run over PCIe only: itself, or with Auto
+// LL, LL128 (where NCCL enables it) and Simple.
+std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie);
+// The cheapest of the runs (the first on a tie, so NCCL's order decides).
+ProtocolRun cheapest(std::vector<ProtocolRun> runs);
+
+// The schedule under every protocol params.protocol stands for, in protocols_to_cost order.
+std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, const topo::Topology& topology,
+                                                   const CostParams& params = {});
+
+// The cheapest of estimate_cost_by_protocol.
 RunResult estimate_cost(const Schedule& schedule, const topo::Topology& topology,
                         const CostParams& params = {});
 

@@ -59,7 +59,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     const double bytes = n * m.elem_bytes;
     const double wire_s = std::isinf(bandwidth_Bps[i]) ? 0.0 : bytes / bandwidth_Bps[i];
     const double end = begin + latency_s[i] + wire_s;
-    free_s[i] = end;
+    free_s[i] = m.costs->pipelined() ? begin + wire_s : end;
     return end;
   };
   std::vector<double> size(PK);  // elements of (owner, chunk) on the current channel (whole unless averaged)

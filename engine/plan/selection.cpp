@@ -26,7 +26,12 @@ const Candidate& Selector::candidate(const Algorithm& algorithm, const Collectiv
     // A candidate whose model would not fit the memory budget (a tree lane walked as ops, the send table of a
     // huge ring) is reported as not costed instead of failing the whole selection.
     try {
-      c.time_s = estimate_compact_cost(*schedule, topology, cost_).total_s;
+      std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(*schedule, topology, cost_);
+      for (const ProtocolRun& r : runs)
+        c.by_protocol.emplace_back(r.protocol, r.run.total_s);
+      const ProtocolRun best = cheapest(std::move(runs));
+      c.time_s = best.run.total_s;
+      c.protocol = best.protocol;
       c.schedule = std::move(schedule);
     } catch (const ConfigError& e) {
       c.support = Support::no(fmt::format("not costed: {}", e.what()));

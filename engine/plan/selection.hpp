@@ -31,12 +31,15 @@ struct PlannedCompact {
 };
 
 // One algorithm for one spec on one topology: its plan and modelled time, or why it does not apply (or could
-// not be costed within the memory budget).
+// not be costed within the memory budget). With protocol Auto, every NCCL protocol that applies is costed
+// and the cheapest is the candidate's; `by_protocol` keeps them all (the algorithm x protocol table).
 struct Candidate {
   std::string algorithm;
   Support support;
   std::shared_ptr<const CompactSchedule> schedule;  // set when support.ok
   double time_s = 0;                                // α-β time, when support.ok
+  Protocol protocol = Protocol::Raw;                // the protocol of time_s
+  std::vector<std::pair<Protocol, double>> by_protocol;
 };
 
 class Selector {

@@ -1,0 +1,101 @@
+#include "engine/model/protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace cclab {
+namespace {
+
+constexpr double us = 1e-6;
+
+// Source of the latencies: NCCL 2.30 (NVIDIA/nccl master, June 2026), src/graph/tuning.cc,
+// ncclTunerConstantsDefaults: baseLatencies (ring row) and hwLatencies (ring rows for NVLINK, PCI, NET), in µs.
+// Wire efficiencies: the LL line format (NVIDIA/nccl src/include/device.h: a 16-byte line of two 4-byte data
+// words and two 4-byte flags) and the LL128 line (NCCL_LL128_LINESIZE 128 bytes with one 8-byte flag word);
+// NCCL's tuning model scales the ring's bus bandwidth by 0.5 for LL and by 0.92 for LL128.
+constexpr ProtocolConstants kRaw{1.0, 0.0, {0, 0, 0}};
+constexpr ProtocolConstants kLL{0.5, 6.6 * us, {0.6 * us, 1.0 * us, 2.7 * us}};
+constexpr ProtocolConstants kLL128{0.92, 14.0 * us, {1.9 * us, 2.5 * us, 4.0 * us}};
+constexpr ProtocolConstants kSimple{1.0, 8.4 * us, {3.4 * us, 5.7 * us, 14.0 * us}};
+
+}  // namespace
+
+std::string_view to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::Raw:
+      return "raw";
+    case Protocol::LL:
+      return "ll";
+    case Protocol::LL128:
+      return "ll128";
+    case Protocol::Simple:
+      return "simple";
+    case Protocol::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
+std::optional<Protocol> parse_protocol(std::string_view text) {
+  for (Protocol p : {Protocol::Raw, Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto})
+    if (text == to_string(p)) return p;
+  return std::nullopt;
+}
+
+RouteClass route_class(const topo::Route& route, const topo::Topology& topology) {
+  RouteClass cls = RouteClass::Local;
+  for (const topo::Hop& h : route.hops) {
+    RouteClass hop = RouteClass::NvLink;
+    switch (topology.link(h.link).kind) {
+      case topo::LinkKind::NvLink:
+      case topo::LinkKind::NvSwitch:
+        hop = RouteClass::NvLink;
+        break;
+      case topo::LinkKind::Pcie:
+        hop = RouteClass::Pcie;
+        break;
+      case topo::LinkKind::InfiniBand:
+      case topo::LinkKind::Ethernet:
+        hop = RouteClass::Network;
+        break;
+    }
+    cls = std::max(cls, hop);
+  }
+  // A NIC hangs off PCIe: a route through the network crosses PCIe too, and counts as network.
+  return cls;
+}
+
+const ProtocolConstants& protocol_constants(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::Raw:
+      return kRaw;
+    case Protocol::LL:
+      return kLL;
+    case Protocol::LL128:
+      return kLL128;
+    case Protocol::Simple:
+      return kSimple;
+    case Protocol::Auto:
+      break;
+  }
+  throw ConfigError("protocol 'auto' has no constants of its own: it chooses among ll, ll128 and simple");
+}
+
+MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s, double route_bandwidth_Bps) {
+  const ProtocolConstants& k = protocol_constants(protocol);
+  MessageCost m{route_latency_s, route_bandwidth_Bps * k.wire_efficiency};
+  if (cls != RouteClass::Local) {
+    m.latency_s = std::max(route_latency_s, k.step_latency_s[static_cast<int>(cls) - 1]);
+  }
+  return m;
+}
+
+std::string_view protocol_unavailable(Protocol protocol, bool crosses_pcie) {
+  if (protocol == Protocol::LL128 && crosses_pcie)
+    return "LL128 needs NVLink between the GPUs of a node (NCCL enables it only there)";
+  return {};
+}
+
+}  // namespace cclab

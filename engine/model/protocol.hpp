@@ -1,0 +1,59 @@
+// NCCL's wire protocols as the α-β model and the simulator see them. A protocol changes what one message of a
+// schedule costs, not the schedule: how much of a link's bandwidth carries payload, the fixed latency of one
+// step (a message between two peers, flags and fences included), and a fixed cost per collective (kernel
+// launch and set-up). `raw` is no protocol at all — a message costs its route's latency and the link models'
+// bandwidth, which is what cclab's own transports (MPI, threads) pay and what the textbook formulas assume.
+//
+// Constants (engine/model/protocol.cpp has each with its source):
+//   - wire efficiency: LL puts 4 bytes of flag beside every 4 bytes of data (8-byte stores), so half the
+//     bytes on the wire are payload; LL128 puts an 8-byte flag in every 128-byte line (120/128, of which NCCL's
+//     tuning model counts 0.92); Simple sends the payload alone and synchronises with fences, so 1.
+//   - step latency per route class (NVLink, PCIe, network) and launch cost: NCCL 2.30's tuning model
+//     (src/graph/tuning.cc: hwLatencies and baseLatencies of the ring algorithm).
+// A message on a route of class k costs max(route latency, step latency of k): NCCL's step latencies are
+// measured end to end on typical NVLink, PCIe and InfiniBand hardware, wire included; a route that is slower
+// than that (more switch hops, a degraded link) keeps its own latency.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "topology/topology.hpp"
+
+namespace cclab {
+
+enum class Protocol { Raw, LL, LL128, Simple, Auto };
+inline constexpr std::string_view kProtocolNames = "auto, ll, ll128, simple, raw";
+// The protocols `auto` chooses among, in NCCL's order.
+inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protocol::LL128, Protocol::Simple};
+
+std::string_view to_string(Protocol protocol);
+std::optional<Protocol> parse_protocol(std::string_view text);  // nullopt when unknown
+
+// What a route crosses, for the protocol's step latency: the slowest class of its links.
+enum class RouteClass { Local, NvLink, Pcie, Network };
+RouteClass route_class(const topo::Route& route, const topo::Topology& topology);
+
+struct ProtocolConstants {
+  double wire_efficiency = 1.0;  // payload bytes / bytes on the wire
+  double launch_s = 0;           // once per collective
+  double step_latency_s[3] = {0, 0, 0};  // per message, by RouteClass NvLink, Pcie, Network
+};
+// The constants of a concrete protocol (Raw: efficiency 1, no latencies). Auto has none: throws.
+const ProtocolConstants& protocol_constants(Protocol protocol);
+
+// One message's latency and payload bandwidth on a connection whose route has `route_latency_s` and
+// `route_bandwidth_Bps` (its share of the bottleneck), under a concrete protocol.
+struct MessageCost {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s, double route_bandwidth_Bps);
+
+// Why a protocol does not apply to a set of route classes, or empty: NCCL enables LL128 only where the GPUs
+// of a node talk over NVLink (tuning.cc: LL128 is off over PCIe paths, where its 128-byte stores are not
+// guaranteed to arrive whole).
+std::string_view protocol_unavailable(Protocol protocol, bool crosses_pcie);
+
+}  // namespace cclab
