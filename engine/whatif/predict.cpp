@@ -23,11 +23,20 @@ namespace {
 class CollectiveTimes {
  public:
   CollectiveTimes(const PredictOptions& options, PredictStats& stats)
-      : options_(options), stats_(stats), selector_({}, [this](const CompactSchedule& s) { check(s); }) {}
+      : options_(options), stats_(stats) {}
 
   const Candidate& time(const ScenarioPoint& p, const CollectiveSpec& bucket, double& seconds) {
     const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
-    const Candidate& c = selector_.choose(spec, *p.topology, p.algorithm, p.plan);
+    CostParams cost = p.cost;
+    if (p.backend == TimeBackend::Sim) {
+      // The simulator prices a message by its route alone (no NCCL protocol yet): select as it will time.
+      if (p.protocol_set && cost.protocol != Protocol::Raw)
+        throw ConfigError(fmt::format("backend: sim does not model NCCL protocols yet; communication.protocol "
+                                      "{} needs backend: alpha_beta (or protocol: raw)",
+                                      to_string(cost.protocol)));
+      cost.protocol = Protocol::Raw;
+    }
+    const Candidate& c = selector_for(cost).choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
       throw ConfigError(
           p.algorithm == "auto"
@@ -56,6 +65,19 @@ class CollectiveTimes {
   }
 
  private:
+  // One selector per cost parameters (protocol, reduction rate): its cache is keyed by spec and plan only.
+  Selector& selector_for(const CostParams& cost) {
+    const auto key = std::pair{static_cast<int>(cost.protocol), cost.reduce_Bps};
+    auto it = selectors_.find(key);
+    if (it == selectors_.end()) {
+      it = selectors_
+               .emplace(std::piecewise_construct, std::forward_as_tuple(key),
+                        std::forward_as_tuple(cost, [this](const CompactSchedule& s) { check(s); }))
+               .first;
+    }
+    return it->second;
+  }
+
   // Every schedule passes the compact checks (O(C·P) for ring and tree passes) before it is costed; small
   // ones are also expanded and fully verified.
   void check(const CompactSchedule& s) {
@@ -69,7 +91,7 @@ class CollectiveTimes {
 
   const PredictOptions& options_;
   PredictStats& stats_;
-  Selector selector_;
+  std::map<std::pair<int, double>, Selector> selectors_;
   std::map<const CompactSchedule*, double> simulated_;  // the selector owns the schedules
 };
 

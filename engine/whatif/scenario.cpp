@@ -236,7 +236,8 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (!c) return;  // all defaults
   r.expect_map(
       c, "communication",
-      {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels"});
+      {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels", "protocol",
+       "reduce_rate"});
   const auto algorithm = r.leaf(c, "algorithm", "communication");
   if (algorithm) p.algorithm = algorithm->text;
   if (auto f = r.leaf(c, "fusion", "communication")) {
@@ -250,6 +251,13 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
     p.fusion.first_bucket_bytes = r.with_units(*b, parse_size_bytes);
   if (auto t = r.leaf(c, "cycle", "communication")) p.fusion.cycle_s = r.with_units(*t, parse_time_s);
   if (auto h = r.leaf(c, "fp16", "communication")) p.fusion.fp16_compression = r.boolean(*h);
+  if (auto pr = r.leaf(c, "protocol", "communication"))
+  {
+    p.cost.protocol = *parse_protocol(r.one_of(*pr, {"auto", "ll", "ll128", "simple", "raw"}));
+    p.protocol_set = true;
+  }
+  if (auto rr = r.leaf(c, "reduce_rate", "communication"))
+    p.cost.reduce_Bps = r.with_units(*rr, parse_bandwidth_Bps);
   if (auto s = r.leaf(c, "sync", "communication"))
     p.sync =
         r.one_of(*s, {"allreduce", "zero"}) == "zero" ? GradientSync::ZeroSharded : GradientSync::AllReduce;

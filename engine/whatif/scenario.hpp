@@ -6,6 +6,8 @@
 // up — so that every error is reported before a long sweep starts, as FILE:LINE: field: message.
 #pragma once
 
+#include "engine/model/cost.hpp"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +39,15 @@ struct ScenarioPoint {
   FusionPolicy fusion;
   GradientSync sync = GradientSync::AllReduce;
   PlanOptions plan;
+  // communication.protocol (default auto: NCCL's cheapest per bucket; raw under backend: sim, whose messages
+  // cost their route alone) and communication.reduce_rate.
+  CostParams cost = default_cost();
+  bool protocol_set = false;
+  static CostParams default_cost() {
+    CostParams c;
+    c.protocol = Protocol::Auto;
+    return c;
+  }
   TimeBackend backend = TimeBackend::AlphaBeta;
   LinkDegradation degrade;  // faults.degrade and faults.fail (the topology has them applied)
   LinkFailure fail;
