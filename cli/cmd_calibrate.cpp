@@ -33,6 +33,7 @@ struct CalibrateArgs {
   std::vector<std::string> logs;
   std::string topology = "dgx_a100:1";
   std::string algorithm = "ring";
+  std::string protocol = "auto";  // as `cclab compare` prices messages, so that the round trip holds
   std::string collective;
   std::string min_bytes = "8";
   std::string max_bytes = "64MiB";
@@ -107,7 +108,13 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
     }
   }
   const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(args.topology);
-  const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, CostParams{});
+  CostParams cost;
+  const auto protocol = parse_protocol(args.protocol);
+  if (!protocol) {
+    throw ConfigError(fmt::format("--protocol '{}' is unknown (valid: {})", args.protocol, kProtocolNames));
+  }
+  cost.protocol = *protocol;
+  const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, cost);
   const std::string header = fmt::format(
       "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} "
       "link model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); "
@@ -143,6 +150,9 @@ void add_calibrate_command(CLI::App& app) {
                   "fit the link model of --topology to these nccl-tests logs (text or -J JSON) instead of "
                   "measuring; no MPI");
   cmd->add_option("--topology", args->topology, "with --from-nccl-tests: the topology to fit")
+      ->capture_default_str();
+  cmd->add_option("--protocol", args->protocol,
+                  "with --from-nccl-tests: the protocol the model prices messages with, as in `cclab compare`")
       ->capture_default_str();
   cmd->add_option("--algo", args->algorithm, "with --from-nccl-tests: the algorithm the logs measured")
       ->capture_default_str();

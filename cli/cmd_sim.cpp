@@ -41,6 +41,12 @@ void run_sim(const SimArgs& args) {
   const PlanOptions options = args.collective.plan_options();
   sim::SimParams params;
   params.compute = args.collective.cost_params();
+  if (params.compute.protocol != Protocol::Raw) {
+    throw ConfigError(fmt::format("--protocol {}: the SimGrid backend does not model NCCL's protocols yet (a "
+                                  "message costs its route alone); use --protocol raw, or `cclab plan "
+                                  "--protocol {}` for the α-β model",
+                                  args.collective.protocol, args.collective.protocol));
+  }
   params.platform_all_pairs = args.platform_all_pairs;
 
   const CollectiveSpec probe = args.collective.spec(topology, "0");
@@ -101,6 +107,7 @@ void add_sim_command(CLI::App& app) {
   args->collective.topology = "dgx_a100:4";
   auto* cmd =
       app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
+  args->collective.protocol = "raw";  // SimGrid prices a message by its route alone
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm, "algorithm name, auto, or all")->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
