@@ -103,10 +103,33 @@ TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
   EXPECT_EQ(s.points.at(0).workload->name, "grads");
 }
 
+// NCCL's protocols price the buckets by default; raw is the route alone, and a protocol only adds cost here.
+TEST(Scenario, ProtocolAndReductionRateAreSettable) {
+  const Scenario dflt = parse_scenario(kBase, "s.yaml", "");
+  EXPECT_EQ(dflt.points.at(0).cost.protocol, Protocol::Auto);
+  EXPECT_FALSE(dflt.points.at(0).protocol_set);
+  const Scenario set = parse_scenario(std::string(kBase) + "  protocol: simple\n  reduce_rate: 100GB/s\n", "s.yaml", "");
+  EXPECT_EQ(set.points.at(0).cost.protocol, Protocol::Simple);
+  EXPECT_TRUE(set.points.at(0).protocol_set);
+  EXPECT_DOUBLE_EQ(set.points.at(0).cost.reduce_Bps, 100e9);
+  const Scenario swept = parse_scenario(kBase, "s.yaml", "", {"communication.protocol=[raw,simple]"});
+  std::vector<std::string> labels;
+  for (const ScenarioPoint& p : swept.points)
+    labels.push_back(p.label());
+  EXPECT_EQ(swept.points.size(), 2 * dflt.points.size());
+  bool raw = false, simple = false;
+  for (const ScenarioPoint& p : swept.points)
+    raw |= p.cost.protocol == Protocol::Raw, simple |= p.cost.protocol == Protocol::Simple;
+  EXPECT_TRUE(raw && simple);
+}
+
 TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(std::string(kBase) + "  colour: red\n"),
             "s.yaml:10: communication.colour: unknown field (valid: algorithm, fusion, bucket, first_bucket, "
-            "cycle, fp16, sync, chunk, channels)");
+            "cycle, fp16, sync, chunk, channels, protocol, reduce_rate)");
+  EXPECT_NE(error_of(std::string(kBase) + "  protocol: fast\n")
+                .find("s.yaml:10: communication.protocol: 'fast' is not valid (valid: auto, ll, ll128, simple, raw)"),
+            std::string::npos);
   EXPECT_EQ(error_of(std::string(kBase) + "  bucket: 25 megs\n"),
             "s.yaml:10: communication.bucket: '25 megs' has an unknown unit 'megs' for a size; valid units: "
             "4096, 4096B, 64KiB, 64MiB, 1GiB, 1MB, 1GB");
