@@ -19,10 +19,13 @@ namespace cclab {
 struct ConnectionCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
-  // Whether the connection's next message may enter the wire while this one is still in flight: false for
-  // Raw (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))), true under NCCL's protocols, which
-  // keep NCCL_STEPS = 8 steps of a connection in flight, so that a step's latency is paid once per step of the
-  // algorithm and not once per chunk (NCCL's own model: latency × steps + bytes / bandwidth).
+  // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
+  // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
+  // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is
+  // ready and the wire is free (the previous message has been put on it), and the receive completes when the
+  // data has arrived and the receiver has reached the op — so a step's latency is paid once per step of the
+  // algorithm, not once per chunk (NCCL's own model: latency × steps + bytes / bandwidth). The 8-slot limit
+  // itself is not modelled (a sender never runs that far ahead of its own receives in these schedules).
   bool pipelined = false;
 };
 

@@ -2,7 +2,9 @@
 // - A transfer a -> b starts when both sides have started and the (a, b, channel) connection has delivered
 // its
 //   previous message (messages of a connection are store-and-forward, in order, which gives the textbook
-//   pipeline (P-1+K-1)·(α + S/(K·B)) for K chunks); it takes α + n/B, where α is the route's effective
+//   pipeline (P-1+K-1)·(α + S/(K·B)) for K chunks; under NCCL's protocols a message does not wait for the
+//   receiver nor for the previous one's arrival, see ConnectionCost::pipelined); it takes α + n/B, where α is
+//   the route's effective
 //   latency (hop latencies plus the link kinds' per-message overheads) and B is the route's bottleneck
 //   bandwidth, each link split evenly among the channels whose connections cross it (channels run
 //   concurrently; the phases of one channel do not). This static share stands in for the contention the

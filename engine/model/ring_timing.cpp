@@ -55,7 +55,10 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   std::vector<double> ss(P), rr(P), latency_s(P), bandwidth_Bps(P), recv_cur(PK), seed(PK);
   auto transfer = [&](int i, double send_start, double recv_start, double n) {
     if (unit_steps) return free_s[i] = std::max(send_start, recv_start) + 1;  // (free_s: part of the state)
-    const double begin = std::max({send_start, recv_start, free_s[i]});
+    // As the explicit walk: under a pipelined protocol the receiver's start does not hold the message back;
+    // the caller completes the receive at max(arrival, receiver's start).
+    const double begin = m.costs->pipelined() ? std::max(send_start, free_s[i])
+                                              : std::max({send_start, recv_start, free_s[i]});
     const double bytes = n * m.elem_bytes;
     const double wire_s = std::isinf(bandwidth_Bps[i]) ? 0.0 : bytes / bandwidth_Bps[i];
     const double end = begin + latency_s[i] + wire_s;
@@ -155,7 +158,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
-            const double got = end + local_s(n, m.params.reduce_Bps);
+            const double got = std::max(end, rr[j]) + local_s(n, m.params.reduce_Bps);
             recv_cur[static_cast<std::size_t>(j) * K + k] = got;
             note_end(j, got);
           }
@@ -221,8 +224,9 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
             const double end = transfer(i, ss[i], rr[j], n);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
-            recv_cur[static_cast<std::size_t>(j) * K + k] = end;
-            note_end(j, end);
+            const double got = std::max(end, rr[j]);
+            recv_cur[static_cast<std::size_t>(j) * K + k] = got;
+            note_end(j, got);
           }
         }
         std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
