@@ -41,12 +41,6 @@ void run_sim(const SimArgs& args) {
   const PlanOptions options = args.collective.plan_options();
   sim::SimParams params;
   params.compute = args.collective.cost_params();
-  if (params.compute.protocol != Protocol::Raw) {
-    throw ConfigError(fmt::format("--protocol {}: the SimGrid backend does not model NCCL's protocols yet (a "
-                                  "message costs its route alone); use --protocol raw, or `cclab plan "
-                                  "--protocol {}` for the α-β model",
-                                  args.collective.protocol, args.collective.protocol));
-  }
   params.platform_all_pairs = args.platform_all_pairs;
 
   const CollectiveSpec probe = args.collective.spec(topology, "0");
@@ -61,8 +55,8 @@ void run_sim(const SimArgs& args) {
   fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n",
              to_string(probe.collective), topology.name(), topology.gpus().size(), to_string(probe.dtype),
              to_string(probe.op));
-  fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12}\n", "algorithm", "size(B)",
-             "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)");
+  fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12} {:>8}\n", "algorithm", "size(B)",
+             "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)", "protocol");
   double busbw_sum = 0;
   int points = 0;
   bool dumped = false;
@@ -77,21 +71,24 @@ void run_sim(const SimArgs& args) {
         continue;
       }
       verify_or_throw(*planned.schedule);
+      // The protocol (auto: the α-β model's cheapest for this schedule) prices both the simulation and α-β.
+      const ProtocolRun modelled_run = cheapest(estimate_cost_by_protocol(*planned.schedule, topology, params.compute));
       sim::SimParams run_params = params;
+      run_params.protocol = modelled_run.protocol;
       if (!args.dump_platform.empty() && !dumped)
         run_params.platform_xml_path = args.dump_platform, dumped = true;
       const RunResult simulated = sim::simulate(*planned.schedule, topology, run_params);
       if (!args.timeline.empty()) {  // the last point simulated wins: the largest size of the last algorithm
         write_chrome_trace_file(*planned.schedule, simulated, args.timeline, TraceOptions{"sim", 0});
       }
-      const double modelled = estimate_cost(*planned.schedule, topology, params.compute).total_s;
+      const double modelled = modelled_run.run.total_s;
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
       busbw_sum += busbw, ++points;
-      fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f}\n",
+      fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                  name == "auto" ? "auto:" + planned.schedule->algorithm : name, count * elem, count,
                  to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
-                 modelled * 1e6);
+                 modelled * 1e6, to_string(modelled_run.protocol));
     }
     if (bytes > max_bytes / args.factor) break;
   }
@@ -107,7 +104,6 @@ void add_sim_command(CLI::App& app) {
   args->collective.topology = "dgx_a100:4";
   auto* cmd =
       app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
-  args->collective.protocol = "raw";  // SimGrid prices a message by its route alone
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm, "algorithm name, auto, or all")->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();

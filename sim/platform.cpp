@@ -40,11 +40,13 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 
 }  // namespace
 
-void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed) {
+void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
+                    bool delay_host) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
     hosts.push_back(zone->create_host(host_name(t, r), host_speed)->seal());
+  if (delay_host) zone->create_host(kDelayHost, kDelayHostSpeed)->set_core_count(1 << 20)->seal();
   const auto routes = routes_of(t, pairs);
   std::map<std::size_t, sg4::Link*> links;
   for (const auto& [id, unused] : used_links(routes)) {

@@ -17,8 +17,13 @@ namespace cclab::sim {
 using RankPairs = std::vector<std::pair<int, int>>;
 
 // Creates the platform in the running SimGrid engine (must be called once, before the simulation).
+// With `delay_host`, also a host named kDelayHost with no links and a million cores at kDelayHostSpeed: an
+// Exec of d·kDelayHostSpeed flops there takes d seconds whatever else runs, which is how the simulator waits
+// out a protocol's extra latency without holding any bandwidth.
+inline constexpr const char* kDelayHost = "cclab-protocol-delays";
+inline constexpr double kDelayHostSpeed = 1e9;
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs,
-                    double host_speed);
+                    double host_speed, bool delay_host = false);
 
 // The equivalent SimGrid XML (platform version 4.1), for inspection and for SMPI runs.
 std::string platform_xml(const topo::Topology& topology, int world_size, const RankPairs& pairs,

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <xbt/log.h>
@@ -21,6 +24,7 @@
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
 #include "engine/ir/progress.hpp"
+#include "engine/model/walk.hpp"
 #include "sim/platform.hpp"
 
 namespace cclab::sim {
@@ -47,9 +51,15 @@ std::uint64_t connection_key(int a, int b, int channel) {
 // whatever it unblocks.
 class Driver {
  public:
-  Driver(const Schedule& s, const std::vector<sg4::Host*>& hosts, const SimParams& params)
+  Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
+         sg4::Host* delay_host, const SimParams& params)
       : s_(s),
+        topology_(topology),
         hosts_(hosts),
+        delay_host_(delay_host),
+        protocol_(params.protocol),
+        pipelined_(params.protocol != Protocol::Raw),
+        wire_factor_(1.0 / protocol_constants(params.protocol).wire_efficiency),
         elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
         copy_factor_(params.compute.copy_Bps > 0 && params.compute.reduce_Bps > 0
                          ? params.compute.reduce_Bps / params.compute.copy_Bps
@@ -67,6 +77,11 @@ class Driver {
     Matching matching;
     if (auto e = check_structure(s, matching)) throw PlanError(*e);
     partner_ = std::move(matching.partner);
+    if (pipelined_) {
+      costs_.emplace(topology, s.lanes_per_channel);
+      add_connections(s, *costs_);
+      costs_->finish(protocol_);
+    }
   }
 
   void start_all() {
@@ -90,18 +105,31 @@ class Driver {
       case Task::Reduction:
         finish(task.rank, task.op);
         break;
+      case Task::Wake: {
+        Connection& conn = connection_of(task);
+        conn.wake_pending = false;
+        pump(conn);
+        break;
+      }
+      case Task::Delay: {
+        // The protocol's extra latency is over: the message may enter the network (in its connection's order).
+        Connection& conn = connection_of(task);
+        for (Pending& m : conn.ready)
+          if (m.task.op == task.op && m.task.rank == task.rank) m.delayed = false;
+        pump(conn);
+        break;
+      }
       case Task::Transfer: {
-        const Op& recv = s_.ranks[task.peer].ops[task.peer_op];
         finish(task.rank, task.op);
-        if (recv.kind == OpKind::RecvReduce && recv.dst.count > 0 && !reduce_free_) {
-          launch(sg4::Exec::init()->set_flops_amount(recv.dst.count * elem_)->set_host(hosts_[task.peer]),
-                 Task{Task::Reduction, task.peer, task.peer_op});
+        // Raw: the receiver started before the message left. Pipelined: the data may wait in its buffer until
+        // the receiver reaches the op.
+        if (ranks_[task.peer].started(task.peer_op)) {
+          receive(task.peer, task.peer_op);
         } else {
-          finish(task.peer, task.peer_op);
+          arrived_.insert(op_key(task.peer, task.peer_op));
         }
-        Connection& conn =
-            connections_[connection_key(task.rank, task.peer, s_.ranks[task.rank].ops[task.op].channel)];
-        conn.busy = false;
+        Connection& conn = connection_of(task);
+        --conn.in_flight;
         pump(conn);
         break;
       }
@@ -109,11 +137,15 @@ class Driver {
   }
 
   RunResult result() {
+    // The launch cost delays every rank's first op: everything starts that much later.
+    const double launch_s = protocol_constants(protocol_).launch_s;
     for (int r = 0; r < s_.world_size(); ++r) {
+      result_.rank_end_s[r] = launch_s;
       for (OpId i = 0; i < s_.ranks[r].ops.size(); ++i) {
-        const OpTiming& t = result_.op_times[r][i];
+        OpTiming& t = result_.op_times[r][i];
         if (t.end_s < 0)
           throw BackendError(fmt::format("the simulation never completed {}", format_op(s_, r, i)));
+        t.start_s += launch_s, t.end_s += launch_s;
         result_.rank_end_s[r] = std::max(result_.rank_end_s[r], t.end_s);
       }
       result_.total_s = std::max(result_.total_s, result_.rank_end_s[r]);
@@ -123,7 +155,7 @@ class Driver {
 
  private:
   struct Task {
-    enum Kind { Local, Transfer, Reduction } kind;
+    enum Kind { Local, Transfer, Reduction, Delay, Wake } kind;
     int rank;
     OpId op;
     int peer = -1;  // Transfer: the receiving rank and op
@@ -133,10 +165,58 @@ class Driver {
     sg4::ActivityPtr activity;  // keeps it alive until it completes
     Task task;
   };
-  struct Connection {
-    std::deque<Task> ready;  // matched pairs whose both ops have started, in order
-    bool busy = false;
+  struct Pending {
+    Task task;
+    bool delayed = false;  // still waiting out the protocol's extra latency
   };
+  struct Connection {
+    // Raw: matched pairs whose both ops have started. Pipelined: messages whose sender has started. In order.
+    std::deque<Pending> ready;
+    int in_flight = 0;
+    double wire_free_s = 0;     // pipelined: when the last message admitted has left the sender
+    bool wake_pending = false;  // pipelined: a timer to admit the next message is running
+  };
+  static constexpr int kNcclSteps = 8;
+
+  static std::uint64_t op_key(int rank, OpId op) {
+    return (static_cast<std::uint64_t>(rank) << 40) | static_cast<std::uint64_t>(op);
+  }
+  Connection& connection_of(const Task& t) {
+    return connections_[connection_key(t.rank, t.peer, s_.ranks[t.rank].ops[t.op].channel)];
+  }
+  // What the protocol adds to the route's own latency (SimGrid's links carry that): the α-β model's
+  // max(route, step latency) − route, per rank pair.
+  double extra_latency_s(int a, int b, int channel) {
+    if (!pipelined_) return 0;
+    const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+    auto it = extra_latency_.find(key);
+    if (it == extra_latency_.end()) {
+      const double route_s = topology_.route_between_ranks(a, b).latency_s;
+      it = extra_latency_.emplace(key, costs_->at(a, b, channel).latency_s - route_s).first;
+    }
+    return it->second;
+  }
+  // Queues a message on its connection, behind the protocol's extra latency when there is one.
+  void post(const Task& transfer, int channel) {
+    Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, channel)];
+    const double extra = extra_latency_s(transfer.rank, transfer.peer, channel);
+    conn.ready.push_back(Pending{transfer, extra > 0});
+    if (extra > 0) {
+      launch(sg4::Exec::init()->set_flops_amount(extra * kDelayHostSpeed)->set_host(delay_host_),
+             Task{Task::Delay, transfer.rank, transfer.op, transfer.peer, transfer.peer_op});
+    }
+    pump(conn);
+  }
+  // The receive of a delivered message: its reduction, or done.
+  void receive(int r, OpId i) {
+    const Op& recv = s_.ranks[r].ops[i];
+    if (recv.kind == OpKind::RecvReduce && recv.dst.count > 0 && !reduce_free_) {
+      launch(sg4::Exec::init()->set_flops_amount(recv.dst.count * elem_)->set_host(hosts_[r]),
+             Task{Task::Reduction, r, i});
+    } else {
+      finish(r, i);
+    }
+  }
 
   double now() const { return sg4::Engine::get_clock(); }
 
@@ -161,26 +241,55 @@ class Driver {
         return;
       }
       const OpRef other = partner_[r][i];
-      if (!ranks_[other.rank].started(other.op)) return;  // the peer queues the pair when it starts
       const bool sending = op.kind == OpKind::Send;
+      if (pipelined_) {
+        // The receiver has buffers posted ahead: a send leaves now; a receive takes what already arrived.
+        if (sending) {
+          post(Task{Task::Transfer, r, i, other.rank, other.op}, op.channel);
+        } else if (arrived_.erase(op_key(r, i)) > 0) {
+          receive(r, i);
+        }
+        return;
+      }
+      if (!ranks_[other.rank].started(other.op)) return;  // the peer queues the pair when it starts
       const Task transfer{Task::Transfer, sending ? r : other.rank, sending ? i : other.op,
                           sending ? other.rank : r, sending ? other.op : i};
-      Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, op.channel)];
-      conn.ready.push_back(transfer);
-      pump(conn);
+      post(transfer, op.channel);
     });
   }
 
   // Puts the connection's next message on the wire when the previous one has been delivered.
+  // Raw: one message of a connection at a time (store-and-forward). Pipelined: up to NCCL_STEPS = 8 in flight,
+  // each entering the network once the previous one would have left the sender at the connection's share of
+  // its route (the α-β model's wire time: a connection's messages go out one after the other, not side by
+  // side), and sharing the links by max-min with everything else.
   void pump(Connection& conn) {
-    if (conn.busy || conn.ready.empty()) return;
-    const Task t = conn.ready.front();
-    conn.ready.pop_front();
-    conn.busy = true;
-    const Op& send = s_.ranks[t.rank].ops[t.op];
-    auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
-    comm->set_payload_size(static_cast<std::uint64_t>(send.src.count * elem_));
-    launch(comm, t);
+    const int window = pipelined_ ? kNcclSteps : 1;
+    while (conn.in_flight < window && !conn.ready.empty() && !conn.ready.front().delayed) {
+      const Task t = conn.ready.front().task;
+      const Op& send = s_.ranks[t.rank].ops[t.op];
+      const double payload = send.src.count * elem_;
+      if (pipelined_) {
+        if (now() < conn.wire_free_s) {
+          if (!conn.wake_pending) {
+            conn.wake_pending = true;
+            launch(sg4::Exec::init()
+                       ->set_flops_amount((conn.wire_free_s - now()) * kDelayHostSpeed)
+                       ->set_host(delay_host_),
+                   Task{Task::Wake, t.rank, t.op, t.peer, t.peer_op});
+          }
+          return;
+        }
+        const double share_Bps = costs_->at(t.rank, t.peer, send.channel).bandwidth_Bps;
+        conn.wire_free_s = now() + (std::isinf(share_Bps) ? 0.0 : payload / share_Bps);
+      }
+      conn.ready.pop_front();
+      ++conn.in_flight;
+      auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
+      // The protocol's flags and line format travel too: bytes / efficiency on the wire.
+      comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload * wire_factor_)));
+      launch(comm, t);
+    }
   }
 
   // (Inside advance(r), the frontier's own start loop picks up what this lets start.)
@@ -190,7 +299,15 @@ class Driver {
   }
 
   const Schedule& s_;
+  const topo::Topology& topology_;
   const std::vector<sg4::Host*>& hosts_;
+  sg4::Host* delay_host_;
+  Protocol protocol_;
+  bool pipelined_;
+  double wire_factor_;
+  std::unordered_map<std::uint64_t, double> extra_latency_;
+  std::optional<ConnectionCosts> costs_;  // pipelined: the α-β model's latencies and shares, per connection
+  std::unordered_set<std::uint64_t> arrived_;  // pipelined: receives whose data is in their buffer
   double elem_, copy_factor_;
   bool reduce_free_;
   std::vector<RankFrontier> ranks_;
@@ -214,12 +331,13 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 
   const int world = s.world_size();
   const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
-  build_platform(t, world, pairs_of(s), host_speed);
+  build_platform(t, world, pairs_of(s), host_speed, params.protocol != Protocol::Raw);
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world; ++r)
     hosts.push_back(sg4::Host::by_name(host_name(t, r)));
 
-  Driver driver(s, hosts, params);
+  sg4::Host* delay_host = params.protocol == Protocol::Raw ? nullptr : sg4::Host::by_name(kDelayHost);
+  Driver driver(s, t, hosts, delay_host, params);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
   engine.run();

@@ -11,7 +11,7 @@
 // Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off. SimGrid's
 // default LV08 multiplies latency by 13.01 and bandwidth by 0.97 to mimic TCP slow start and headers; NVLink
 // and RDMA have neither, and protocol efficiency and per-message costs live in the topology's link models
-// instead, so the simulator and the α-β model see the same links.
+// and in SimParams::protocol instead, so the simulator and the α-β model see the same links and messages.
 //
 // SimGrid keeps global state per process, so every simulation runs in a forked child process that sends its
 // result back through a pipe; the caller's process never initialises SimGrid.
@@ -28,6 +28,13 @@ namespace cclab::sim {
 
 struct SimParams {
   CostParams compute;             // reduction and copy throughput (the hosts' speed)
+  // A concrete protocol (not Auto), priced as the α-β model prices it (engine/model/protocol.hpp): the payload
+  // on the wire is bytes / efficiency, a message waits max(0, step latency − route latency) before it enters
+  // the network (a delay, not a link: it holds no bandwidth), everything starts after the launch cost, and
+  // under LL/LL128/Simple a message leaves when its sender is ready (receivers have buffers posted ahead) and
+  // its receive completes when it has arrived and the receiver has reached the op. Raw: the route alone,
+  // store-and-forward per connection.
+  Protocol protocol = Protocol::Raw;
   std::string platform_xml_path;  // when set, the platform is also written there as SimGrid XML
   // The written platform routes every ordered pair of ranks, not only those the schedule uses: what an SMPI
   // run of another implementation of the collective needs (bench/smpi_vs_sim.sh).

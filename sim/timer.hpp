@@ -8,8 +8,10 @@
 namespace cclab::sim {
 
 inline ScheduleTimer schedule_timer(SimParams params = {}) {
-  return [params](const CompactSchedule& schedule, const topo::Topology& topology) {
-    return simulate(to_explicit(schedule), topology, params).total_s;
+  return [params](const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol) {
+    SimParams p = params;
+    p.protocol = protocol;
+    return simulate(to_explicit(schedule), topology, p).total_s;
   };
 }
 

@@ -107,10 +107,8 @@ TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
 TEST(Scenario, ProtocolAndReductionRateAreSettable) {
   const Scenario dflt = parse_scenario(kBase, "s.yaml", "");
   EXPECT_EQ(dflt.points.at(0).cost.protocol, Protocol::Auto);
-  EXPECT_FALSE(dflt.points.at(0).protocol_set);
   const Scenario set = parse_scenario(std::string(kBase) + "  protocol: simple\n  reduce_rate: 100GB/s\n", "s.yaml", "");
   EXPECT_EQ(set.points.at(0).cost.protocol, Protocol::Simple);
-  EXPECT_TRUE(set.points.at(0).protocol_set);
   EXPECT_DOUBLE_EQ(set.points.at(0).cost.reduce_Bps, 100e9);
   const Scenario swept = parse_scenario(kBase, "s.yaml", "", {"communication.protocol=[raw,simple]"});
   std::vector<std::string> labels;

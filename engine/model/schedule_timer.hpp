@@ -6,10 +6,13 @@
 #include <functional>
 
 #include "engine/ir/compact.hpp"
+#include "engine/model/protocol.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
 
-using ScheduleTimer = std::function<double(const CompactSchedule& schedule, const topo::Topology& topology)>;
+// `protocol` is concrete (not Auto): what the caller's α-β selection chose.
+using ScheduleTimer =
+    std::function<double(const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol)>;
 
 }  // namespace cclab

@@ -27,16 +27,7 @@ class CollectiveTimes {
 
   const Candidate& time(const ScenarioPoint& p, const CollectiveSpec& bucket, double& seconds) {
     const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
-    CostParams cost = p.cost;
-    if (p.backend == TimeBackend::Sim) {
-      // The simulator prices a message by its route alone (no NCCL protocol yet): select as it will time.
-      if (p.protocol_set && cost.protocol != Protocol::Raw)
-        throw ConfigError(fmt::format("backend: sim does not model NCCL protocols yet; communication.protocol "
-                                      "{} needs backend: alpha_beta (or protocol: raw)",
-                                      to_string(cost.protocol)));
-      cost.protocol = Protocol::Raw;
-    }
-    const Candidate& c = selector_for(cost).choose(spec, *p.topology, p.algorithm, p.plan);
+    const Candidate& c = selector_for(p.cost).choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
       throw ConfigError(
           p.algorithm == "auto"
@@ -48,8 +39,9 @@ class CollectiveTimes {
     if (p.backend == TimeBackend::Sim) {
       if (!options_.simulate)
         throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
-      auto [it, fresh] = simulated_.try_emplace(c.schedule.get(), 0.0);
-      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology);
+      // The simulator prices messages with the protocol the α-β selection chose.
+      auto [it, fresh] = simulated_.try_emplace({c.schedule.get(), static_cast<int>(c.protocol)}, 0.0);
+      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology, c.protocol);
       seconds = it->second;
     }
     return c;
@@ -92,7 +84,7 @@ class CollectiveTimes {
   const PredictOptions& options_;
   PredictStats& stats_;
   std::map<std::pair<int, double>, Selector> selectors_;
-  std::map<const CompactSchedule*, double> simulated_;  // the selector owns the schedules
+  std::map<std::pair<const CompactSchedule*, int>, double> simulated_;  // the selector owns the schedules
 };
 
 std::string summarize_algorithms(const StepPrediction& p) {

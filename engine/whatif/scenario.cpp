@@ -252,10 +252,7 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (auto t = r.leaf(c, "cycle", "communication")) p.fusion.cycle_s = r.with_units(*t, parse_time_s);
   if (auto h = r.leaf(c, "fp16", "communication")) p.fusion.fp16_compression = r.boolean(*h);
   if (auto pr = r.leaf(c, "protocol", "communication"))
-  {
     p.cost.protocol = *parse_protocol(r.one_of(*pr, {"auto", "ll", "ll128", "simple", "raw"}));
-    p.protocol_set = true;
-  }
   if (auto rr = r.leaf(c, "reduce_rate", "communication"))
     p.cost.reduce_Bps = r.with_units(*rr, parse_bandwidth_Bps);
   if (auto s = r.leaf(c, "sync", "communication"))

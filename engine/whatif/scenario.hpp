@@ -39,10 +39,9 @@ struct ScenarioPoint {
   FusionPolicy fusion;
   GradientSync sync = GradientSync::AllReduce;
   PlanOptions plan;
-  // communication.protocol (default auto: NCCL's cheapest per bucket; raw under backend: sim, whose messages
-  // cost their route alone) and communication.reduce_rate.
+  // communication.protocol (default auto: NCCL's cheapest per bucket, chosen by the α-β model; backend: sim
+  // simulates with the chosen one) and communication.reduce_rate.
   CostParams cost = default_cost();
-  bool protocol_set = false;
   static CostParams default_cost() {
     CostParams c;
     c.protocol = Protocol::Auto;

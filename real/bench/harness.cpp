@@ -317,7 +317,7 @@ class Bench {
 
   // The same schedule's time on the --predict topology: the injected simulator, else the α-β model.
   double predict_us(const CompactSchedule& schedule) {
-    if (args_.simulate) return args_.simulate(schedule, *predict_topology_) * 1e6;
+    if (args_.simulate) return args_.simulate(schedule, *predict_topology_, Protocol::Raw) * 1e6;
     return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
   }
 
