@@ -1,4 +1,6 @@
 // `cclab sim`: nccl-tests-style sweep of a collective over sizes, simulated in SimGrid, per algorithm.
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -8,6 +10,7 @@
 #include "engine/check/verifier.hpp"
 #include "engine/ir/trace.hpp"
 #include "engine/plan/selection.hpp"
+#include "engine/whatif/nccl_tests_log.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 
@@ -23,7 +26,16 @@ struct SimArgs {
   std::string dump_platform;
   bool platform_all_pairs = false;
   std::string timeline;
+  std::string json;  // -J: nccl-tests' JSON schema
+  std::string csv;
+  std::vector<std::string> argv;  // the command line, recorded in the JSON
 };
+
+void write_file(const std::string& path, const std::string& text, const char* what) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw ConfigError(fmt::format("{}: cannot write the {}", path, what));
+}
 
 std::uint64_t size_arg(const std::string& text, const char* flag) {
   try {
@@ -52,6 +64,15 @@ void run_sim(const SimArgs& args) {
     names.push_back(args.algorithm);
   }
   const std::size_t elem = dtype_size_bytes(probe.dtype);
+  const bool logging = !args.json.empty() || !args.csv.empty();
+  if (logging && names.size() != 1) {
+    throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME or auto");
+  }
+  NcclTestsLog log;
+  log.program = nccl_tests_program(probe.collective);
+  log.collective = probe.collective;
+  log.ranks = probe.world_size;
+  log.source = topology.name();
   fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n",
              to_string(probe.collective), topology.name(), topology.gpus().size(), to_string(probe.dtype),
              to_string(probe.op));
@@ -85,6 +106,8 @@ void run_sim(const SimArgs& args) {
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
       busbw_sum += busbw, ++points;
+      log.rows.push_back(NcclTestsRow{count * elem, count, nccl_tests_type(spec.dtype),
+                                      std::string(to_string(spec.op)), simulated.total_s * 1e6, algbw, busbw, {}});
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                  name == "auto" ? "auto:" + planned.schedule->algorithm : name, count * elem, count,
                  to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
@@ -94,6 +117,14 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
+  if (!args.json.empty()) {
+    write_file(args.json, format_nccl_tests_json(log, args.argv), "nccl-tests JSON");
+    fmt::print("# nccl-tests JSON written to {} (cclab compare reads it)\n", args.json);
+  }
+  if (!args.csv.empty()) {
+    write_file(args.csv, format_nccl_tests_csv(log), "CSV");
+    fmt::print("# CSV written to {}\n", args.csv);
+  }
   if (!args.timeline.empty()) fmt::print("# timeline of the last point written to {}\n", args.timeline);
 }
 
@@ -114,7 +145,17 @@ void add_sim_command(CLI::App& app) {
   cmd->add_flag("--platform-all-pairs", args->platform_all_pairs,
                 "--dump-platform routes every pair of ranks (for SMPI runs of other algorithms)");
   cmd->add_option("--timeline", args->timeline, "write a Chrome trace (Perfetto) of the last point to FILE");
-  cmd->callback([args] { run_sim(*args); });
+  cmd->add_option("-J,--output-json", args->json,
+                  "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
+  cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
+  cmd->callback([args] {
+    // What produced the file, in nccl-tests' "args" (after the program name).
+    args->argv = {"cclab-sim",      "--topology", args->collective.topology, "--algo",
+                  args->algorithm,  "-b",         args->min_bytes,           "-e",
+                  args->max_bytes,  "-f",         std::to_string(args->factor), "--protocol",
+                  args->collective.protocol};
+    run_sim(*args);
+  });
 }
 
 }  // namespace cclab::cli

@@ -120,6 +120,12 @@ if "$cclab" sim --help >/dev/null 2>&1; then
   check sim-bad-factor 1 "^cclab: error: -f 1" -- "$cclab" sim -f 1
   check sim-timeline 0 "timeline of the last point" -- "$cclab" sim --topology dgx_a100:2 -b 4MiB -e 4MiB --algo hierarchical --timeline "$dir/trace.json"
   check sim-timeline-json 0 "^X events: [1-9]" -- python3 -c "import json,sys; d=json.load(open('$dir/trace.json')); print('X events:', sum(e['ph']=='X' for e in d))"
+  # Simulated rows in nccl-tests' -J schema: compare reads them back, and without contention (one channel) the
+  # α-β model predicts what the simulator measured.
+  check sim-json 0 "nccl-tests JSON written" -- "$cclab" sim --topology dgx_h100:2 --algo ring --channels 1 -b 1KiB -e 64MiB -f 64 -J "$dir/sim.json" --csv "$dir/sim.csv"
+  check sim-json-compare 0 "median \|error\|: 0\.[0-9]% over 3 sizes" -- "$cclab" compare "$dir/sim.json" --topology dgx_h100:2 --algo ring --channels 1
+  check sim-csv 0 "^size,count,type,redop,time_us" -- head -1 "$dir/sim.csv"
+  check sim-json-all 1 "one algorithm's rows" -- "$cclab" sim --topology dgx_h100:1 -b 1KiB -e 1KiB -J "$dir/x.json"
 fi
 
 # Bad input: one line on stderr, non-zero exit, no crash.

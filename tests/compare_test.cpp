@@ -59,6 +59,38 @@ TEST(NcclTestsLog, JsonFile) {
   EXPECT_FALSE(log.rows[2].in_place_time_us.has_value());
 }
 
+// What cclab writes in nccl-tests' schema reads back as it was written, JSON and CSV alike.
+TEST(NcclTestsLog, WrittenJsonReadsBack) {
+  NcclTestsLog log;
+  log.program = nccl_tests_program(Collective::AllGather);
+  log.ranks = 4;
+  log.source = "dgx_h100:1";
+  log.rows.push_back(NcclTestsRow{1024, 64, nccl_tests_type(DType::BF16), "none", 12.5, 0.08, 0.06, {}});
+  log.rows.push_back(NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6, 38.0});
+  const NcclTestsLog back = parse_nccl_tests_json(format_nccl_tests_json(log, {"-b", "1K"}), "written");
+  EXPECT_EQ(back.collective, Collective::AllGather);
+  EXPECT_EQ(back.program, "all_gather_perf");
+  EXPECT_EQ(back.ranks, 4);
+  ASSERT_EQ(back.rows.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.rows[i].bytes, log.rows[i].bytes);
+    EXPECT_EQ(back.rows[i].count, log.rows[i].count);
+    EXPECT_EQ(back.rows[i].type, "bfloat16");
+    EXPECT_EQ(dtype_of_nccl_type(back.rows[i].type), DType::BF16);
+    EXPECT_DOUBLE_EQ(back.rows[i].time_us, log.rows[i].time_us);
+    EXPECT_DOUBLE_EQ(back.rows[i].busbw_GBps, log.rows[i].busbw_GBps);
+  }
+  EXPECT_DOUBLE_EQ(back.rows[0].in_place_time_us.value(), 12.5);  // none given: the out-of-place time
+  EXPECT_DOUBLE_EQ(back.rows[1].in_place_time_us.value(), 38.0);
+  EXPECT_EQ(format_nccl_tests_csv(log),
+            "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
+            "1024,64,bfloat16,none,12.500,0.080,0.060\n"
+            "1048576,65536,bfloat16,none,40.250,26.100,19.600\n");
+  for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
+                       Collective::Broadcast, Collective::Reduce})
+    EXPECT_EQ(collective_of_program(nccl_tests_program(c)), c);
+}
+
 TEST(NcclTestsLog, Errors) {
   auto message = [](auto&& parse) {
     try {

@@ -201,6 +201,82 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
   return log;
 }
 
+std::string nccl_tests_program(Collective collective) {
+  switch (collective) {
+    case Collective::AllReduce:
+      return "all_reduce_perf";
+    case Collective::ReduceScatter:
+      return "reduce_scatter_perf";
+    case Collective::AllGather:
+      return "all_gather_perf";
+    case Collective::Broadcast:
+      return "broadcast_perf";
+    case Collective::Reduce:
+      return "reduce_perf";
+  }
+  return "unknown_perf";
+}
+
+std::string nccl_tests_type(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return "float";
+    case DType::F16:
+      return "half";
+    case DType::BF16:
+      return "bfloat16";
+  }
+  return std::string(to_string(dtype));
+}
+
+std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<std::string>& args) {
+  nlohmann::ordered_json j;
+  j["version"] = 1;
+  nlohmann::json argv = nlohmann::json::array();
+  argv.push_back(log.program);
+  for (const std::string& a : args)
+    argv.push_back(a);
+  j["args"] = argv;
+  j["devices"] = nlohmann::json::array();
+  for (int r = 0; r < log.ranks; ++r)
+    j["devices"].push_back({{"rank", r}, {"group", 0}, {"device", r}, {"device_info", "cclab: " + log.source}});
+  nlohmann::json results = nlohmann::json::array();
+  double busbw_sum = 0;
+  for (const NcclTestsRow& row : log.rows) {
+    const nlohmann::json out{
+        {"time", row.time_us}, {"alg_bw", row.algbw_GBps}, {"bus_bw", row.busbw_GBps}, {"nwrong", 0}};
+    nlohmann::json in = out;
+    if (row.in_place_time_us) {
+      const double scale = *row.in_place_time_us > 0 ? row.time_us / *row.in_place_time_us : 0;
+      in = {{"time", *row.in_place_time_us},
+            {"alg_bw", row.algbw_GBps * scale},
+            {"bus_bw", row.busbw_GBps * scale},
+            {"nwrong", 0}};
+    }
+    results.push_back({{"size", row.bytes},
+                       {"count", row.count},
+                       {"type", row.type},
+                       {"redop", row.redop},
+                       {"root", -1},
+                       {"out_of_place", out},
+                       {"in_place", in}});
+    busbw_sum += row.busbw_GBps;
+  }
+  j["results"] = results;
+  j["average_bus_bandwidth"] = {
+      {"bandwidth", log.rows.empty() ? 0.0 : busbw_sum / static_cast<double>(log.rows.size())}};
+  return j.dump(1) + "\n";
+}
+
+std::string format_nccl_tests_csv(const NcclTestsLog& log) {
+  std::string out = "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n";
+  for (const NcclTestsRow& row : log.rows) {
+    out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", row.bytes, row.count, row.type, row.redop, row.time_us,
+                       row.algbw_GBps, row.busbw_GBps);
+  }
+  return out;
+}
+
 NcclTestsLog read_nccl_tests_log(const std::string& path) {
   const std::string text = read_input_file(path, "nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");

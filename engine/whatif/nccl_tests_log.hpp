@@ -42,6 +42,18 @@ NcclTestsLog read_nccl_tests_log(const std::string& path);
 NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& source);
 NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& source);
 
+// Writes a log in nccl-tests' own -J JSON schema (what parse_nccl_tests_json reads, and what nccl-tests 2.17+
+// writes: version, args, config, devices, results with out_of_place/in_place, average_bus_bandwidth), so that
+// predictions go where measurements go. `args` is the command line to record; the program is
+// log.program. In-place figures are the out-of-place ones where the log has none.
+std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<std::string>& args);
+// The same rows as CSV: size,count,type,redop,time_us,algbw_GBps,busbw_GBps (a header line first).
+std::string format_nccl_tests_csv(const NcclTestsLog& log);
+// AllReduce -> "all_reduce_perf": the nccl-tests program that measures the collective.
+std::string nccl_tests_program(Collective collective);
+// F32 -> "float", F16 -> "half", BF16 -> "bfloat16", ... as nccl-tests names its types.
+std::string nccl_tests_type(DType dtype);
+
 // "all_reduce_perf" (or a path ending in it, or "all_reduce") -> AllReduce; nullopt for collectives cclab
 // does not plan (alltoall, sendrecv, ...).
 std::optional<Collective> collective_of_program(std::string_view program);
