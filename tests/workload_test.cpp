@@ -152,6 +152,32 @@ TEST(StepModel, FreeCommunicationScalesPerfectly) {
   EXPECT_DOUBLE_EQ(p.samples_per_s, 64 * 256 / 0.095);
 }
 
+// While a bucket's collective runs, backward loses `overlap_slowdown` of its rate (the SMs NCCL's thread blocks
+// occupy): with short collectives that all finish inside backward, backward ends f·(sum of their durations)
+// later, and every gradient that becomes ready after one of them is late by what it lost so far.
+TEST(StepModel, CollectivesInFlightSlowBackwardDown) {
+  const Workload w = make_workload("resnet50");
+  ComputeProfile compute{0.03, 0.06, 0.0, 256};
+  const double d = 1e-5;
+  auto constant = [d](const CollectiveSpec&, std::string& used) {
+    used = "fixed";
+    return d;
+  };
+  const StepPrediction base = predict_step(w, compute, FusionPolicy{}, 8, constant);
+  compute.overlap_slowdown = 0.25;
+  const StepPrediction slowed = predict_step(w, compute, FusionPolicy{}, 8, constant);
+  ASSERT_EQ(slowed.buckets.size(), base.buckets.size());
+  // The last bucket becomes ready when backward ends: every other one overlaps backward entirely.
+  const double overlapped = d * static_cast<double>(base.buckets.size() - 1);
+  EXPECT_NEAR(slowed.slowest.backward_end_s - base.slowest.backward_end_s, 0.25 * overlapped, 1e-12);
+  for (std::size_t i = 0; i < base.buckets.size(); ++i)
+    EXPECT_NEAR(slowed.buckets[i].ready_s - base.buckets[i].ready_s, 0.25 * d * static_cast<double>(i), 1e-12)
+        << i;
+  EXPECT_GT(slowed.step_s, base.step_s);
+  compute.overlap_slowdown = 1.0;
+  EXPECT_THROW(predict_step(w, compute, FusionPolicy{}, 8, constant), ConfigError);
+}
+
 TEST(StepModel, CommunicationHidesBehindBackwardUntilItCannot) {
   const Workload w = make_workload("resnet50");
   ComputeProfile compute{0.03, 0.06, 0.0, 256};

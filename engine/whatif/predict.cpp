@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/ir/trace.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "engine/plan/selection.hpp"
 
 namespace cclab {
@@ -113,6 +114,17 @@ std::string swept_value(const ScenarioPoint& p, const std::string& field) {
   return "";
 }
 
+// The compute slowdown while a collective runs, where the scenario did not set it: the collective's channels
+// (thread blocks, one SM each) over the GPU's SMs.
+ComputeProfile resolved_compute(const ScenarioPoint& p) {
+  ComputeProfile c = p.compute;
+  if (c.overlap_slowdown < 0 && c.sms > 0) {
+    const int channels = p.plan.channels > 0 ? p.plan.channels : planners::default_ring_channels(*p.topology);
+    c.overlap_slowdown = std::min(0.5, static_cast<double>(channels) / c.sms);
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options,
@@ -129,8 +141,8 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, const Predic
     }
     // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
     auto step_on = [&](const ScenarioPoint& world) {
-      return predict_step(*p.workload, p.compute, p.fusion, world.gpus(), times.timer_for(world), p.sync,
-                          p.stragglers.active() ? p.stragglers.factor : 1.0);
+      return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(), times.timer_for(world),
+                          p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
     };
     PointResult r{&p, step_on(p), "", std::nullopt};
     r.bucket_algorithms = summarize_algorithms(r.prediction);

@@ -211,7 +211,7 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
 
   const YAML::Node c = root["compute"];
   if (!c) r.fail(root, "compute", "missing required section (gpu: NAME, or forward/backward/batch times)");
-  r.expect_map(c, "compute", {"gpu", "forward", "backward", "optimizer", "batch"});
+  r.expect_map(c, "compute", {"gpu", "forward", "backward", "optimizer", "batch", "overlap_slowdown"});
   if (auto gpu = r.leaf(c, "gpu", "compute")) {
     if (c["forward"] || c["backward"] || c["batch"])
       r.fail(c, "compute", "give either gpu (the defaults table) or forward/backward/batch, not both");
@@ -229,6 +229,8 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
     p.compute_source = "scenario";
   }
   if (auto opt = r.leaf(c, "optimizer", "compute")) p.compute.optimizer_s = r.with_units(*opt, parse_time_s);
+  // The fraction of backward's rate a running collective takes (0.06: 6 %); default channels / SMs.
+  if (auto slow = r.leaf(c, "overlap_slowdown", "compute")) p.compute.overlap_slowdown = r.number(*slow, 0, 0.9);
 }
 
 void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {

@@ -18,6 +18,8 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   // Approximate published figures, to be replaced by measurements:
   // ResNet-50 v1.5 training, NVIDIA DeepLearningExamples (PyTorch, AMP): about 2,500 img/s per A100 80GB and
   // about 5,000 img/s per H100; BERT-large pretraining phase 1 (seq 128) about 800 seq/s per A100.
+  // SMs: 108 on A100 (NVIDIA A100 Tensor Core GPU Architecture whitepaper), 132 on H100 SXM5 (NVIDIA H100
+  // Tensor Core GPU Architecture whitepaper).
   static const Entry table[] = {{"resnet50", "a100", 2500, 256},
                                 {"resnet50", "h100", 5000, 256},
                                 {"resnet101", "a100", 1400, 256},
@@ -26,6 +28,7 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
     if (workload == e.workload && gpu == e.gpu) {
       const double step = e.batch / e.samples_per_s;
       out = ComputeProfile{step / 3, 2 * step / 3, 0.0, e.batch};  // backward about twice forward
+      out.sms = std::string_view(e.gpu) == "a100" ? 108 : 132;
       return true;
     }
   }
@@ -33,6 +36,47 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
 }
 
 namespace {
+
+// Backward's wall clock when collectives slow it down: it progresses at full rate, and at 1 - slowdown of it
+// while a collective is in flight. Busy intervals come in stream order (disjoint, increasing) and each starts
+// no earlier than the last time asked for, so one pass over them answers every question.
+class BackwardClock {
+ public:
+  BackwardClock(double start_s, double slowdown) : t_(start_s), busy_rate_(1 - slowdown) {}
+  void add_busy(double from_s, double to_s) {
+    if (to_s > from_s) busy_.push_back({from_s, to_s});
+  }
+  // The wall time at which `work_s` of backward (seconds at full rate from its start) is done.
+  double when(double work_s) {
+    while (work_ < work_s && next_ < busy_.size()) {
+      const auto [from, to] = busy_[next_];
+      if (t_ < from) {  // full rate until the collective starts
+        if (work_ + (from - t_) >= work_s) break;
+        work_ += from - t_;
+        t_ = from;
+      }
+      const double span = to - t_;
+      if (span > 0 && work_ + span * busy_rate_ >= work_s) {
+        t_ += (work_s - work_) / busy_rate_;
+        work_ = work_s;
+        return t_;
+      }
+      if (span > 0) work_ += span * busy_rate_;
+      t_ = std::max(t_, to);
+      ++next_;
+    }
+    if (work_s > work_) {
+      t_ += work_s - work_;
+      work_ = work_s;
+    }
+    return t_;
+  }
+
+ private:
+  double t_, work_ = 0, busy_rate_;
+  std::vector<std::pair<double, double>> busy_;
+  std::size_t next_ = 0;
+};
 
 // Time at which backward has produced tensor k's gradient: backward covers parameters from the last tensor
 // towards the first, at a constant rate per parameter.
@@ -109,16 +153,23 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
     spec.world_size = world_size;
     return timer(spec, algorithm);
   };
+  if (!(compute.overlap_slowdown < 1))
+    throw ConfigError("predict: the compute slowdown while collectives run must be in [0, 1)");
+  // Unresolved (-1, the caller knows no channel count): no slowdown.
+  BackwardClock clock(compute.forward_s, std::max(0.0, compute.overlap_slowdown));
   double stream_free = 0;
   for (Bucket& b : p.buckets) {
+    // make_buckets timed readiness at full rate: the work done by then, on the slowed clock.
+    b.ready_s = clock.when(b.ready_s - compute.forward_s);
     b.start_s = std::max(b.ready_s, stream_free);
     const double duration =
         collective_time(zero ? Collective::ReduceScatter : Collective::AllReduce, b.elements, b.algorithm);
     b.end_s = b.start_s + duration;
+    clock.add_busy(b.start_s, b.end_s);
     stream_free = b.end_s;
     p.communication_s += duration;
   }
-  const double backward_end = compute.forward_s + compute.backward_s;
+  const double backward_end = clock.when(compute.backward_s);
   const double optimizer_s = zero ? compute.optimizer_s / world_size : compute.optimizer_s;
   const double optimizer_start = std::max(backward_end, stream_free);
   double end = optimizer_start + optimizer_s;

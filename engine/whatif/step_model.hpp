@@ -14,7 +14,9 @@
 // next forward (not overlapped: the conservative end of what DeepSpeed achieves).
 //
 // Simplification, stated: a tensor's gradient is ready when backward has covered its share of the parameters
-// (backward time split in proportion to parameter count, last tensors first).
+// (backward time split in proportion to parameter count, last tensors first). While a collective is in flight
+// backward progresses at 1 - overlap_slowdown of its rate (ComputeProfile), which delays the gradients that
+// become ready then, and backward's end.
 #pragma once
 
 #include <functional>
@@ -31,6 +33,12 @@ struct ComputeProfile {
   double backward_s = 0;
   double optimizer_s = 0;
   int batch_per_gpu = 1;
+  // Streaming multiprocessors of the GPU (0: unknown). NCCL runs a collective as one thread block per channel,
+  // each on an SM of its own, so while a bucket's collective is in flight backward runs on SMs - C of them.
+  int sms = 0;
+  // The fraction of backward's throughput lost while a collective is in flight, in [0, 1): set, or -1 for
+  // C / sms with C the collective's channels (0 when sms is unknown).
+  double overlap_slowdown = -1;
 };
 
 // Defaults for a few workload/GPU pairs, from published per-GPU training throughput (marked as defaults:
@@ -89,6 +97,7 @@ std::vector<Bucket> make_buckets(const Workload& workload, const ComputeProfile&
                                  const FusionPolicy& fusion, DType dtype);
 // `straggler_factor` > 1: the slowest GPU's compute is that much slower; it sets the step's pace (every
 // bucket waits for its gradients), while the one-GPU reference of speedup and efficiency stays healthy.
+// compute.overlap_slowdown < 0 (unresolved) counts as none.
 StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
                             const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer,
                             GradientSync sync = GradientSync::AllReduce, double straggler_factor = 1.0);
