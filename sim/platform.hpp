@@ -5,6 +5,7 @@
 // links (a Full zone).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,13 +18,15 @@ namespace cclab::sim {
 using RankPairs = std::vector<std::pair<int, int>>;
 
 // Creates the platform in the running SimGrid engine (must be called once, before the simulation).
-// With `delay_host`, also a host named kDelayHost with no links and a million cores at kDelayHostSpeed: an
-// Exec of d·kDelayHostSpeed flops there takes d seconds whatever else runs, which is how the simulator waits
-// out a protocol's extra latency without holding any bandwidth.
-inline constexpr const char* kDelayHost = "cclab-protocol-delays";
-inline constexpr double kDelayHostSpeed = 1e9;
+// `extra_latency_s(a, b)`, when given, adds a private link of that latency (and no bandwidth limit) at the
+// end of the route a -> b: what a protocol's step latency adds to the route's own (sim/simulator.hpp).
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs,
-                    double host_speed, bool delay_host = false);
+                    double host_speed, const std::function<double(int, int)>& extra_latency_s = {},
+                    bool delay_host = false);
+// A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever
+// else runs (the simulator's timers).
+inline constexpr const char* kDelayHost = "cclab-timers";
+inline constexpr double kDelayHostSpeed = 1e9;
 
 // The equivalent SimGrid XML (platform version 4.1), for inspection and for SMPI runs.
 std::string platform_xml(const topo::Topology& topology, int world_size, const RankPairs& pairs,

@@ -111,14 +111,6 @@ class Driver {
         pump(conn);
         break;
       }
-      case Task::Delay: {
-        // The protocol's extra latency is over: the message may enter the network (in its connection's order).
-        Connection& conn = connection_of(task);
-        for (Pending& m : conn.ready)
-          if (m.task.op == task.op && m.task.rank == task.rank) m.delayed = false;
-        pump(conn);
-        break;
-      }
       case Task::Transfer: {
         finish(task.rank, task.op);
         // Raw: the receiver started before the message left. Pipelined: the data may wait in its buffer until
@@ -155,7 +147,7 @@ class Driver {
 
  private:
   struct Task {
-    enum Kind { Local, Transfer, Reduction, Delay, Wake } kind;
+    enum Kind { Local, Transfer, Reduction, Wake } kind;
     int rank;
     OpId op;
     int peer = -1;  // Transfer: the receiving rank and op
@@ -167,7 +159,6 @@ class Driver {
   };
   struct Pending {
     Task task;
-    bool delayed = false;  // still waiting out the protocol's extra latency
   };
   struct Connection {
     // Raw: matched pairs whose both ops have started. Pipelined: messages whose sender has started. In order.
@@ -184,27 +175,11 @@ class Driver {
   Connection& connection_of(const Task& t) {
     return connections_[connection_key(t.rank, t.peer, s_.ranks[t.rank].ops[t.op].channel)];
   }
-  // What the protocol adds to the route's own latency (SimGrid's links carry that): the α-β model's
-  // max(route, step latency) − route, per rank pair.
-  double extra_latency_s(int a, int b, int channel) {
-    if (!pipelined_) return 0;
-    const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
-    auto it = extra_latency_.find(key);
-    if (it == extra_latency_.end()) {
-      const double route_s = topology_.route_between_ranks(a, b).latency_s;
-      it = extra_latency_.emplace(key, costs_->at(a, b, channel).latency_s - route_s).first;
-    }
-    return it->second;
-  }
-  // Queues a message on its connection, behind the protocol's extra latency when there is one.
+  // Queues a message on its connection (the protocol's extra latency is a link of the route: see
+  // build_platform).
   void post(const Task& transfer, int channel) {
     Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, channel)];
-    const double extra = extra_latency_s(transfer.rank, transfer.peer, channel);
-    conn.ready.push_back(Pending{transfer, extra > 0});
-    if (extra > 0) {
-      launch(sg4::Exec::init()->set_flops_amount(extra * kDelayHostSpeed)->set_host(delay_host_),
-             Task{Task::Delay, transfer.rank, transfer.op, transfer.peer, transfer.peer_op});
-    }
+    conn.ready.push_back(Pending{transfer});
     pump(conn);
   }
   // The receive of a delivered message: its reduction, or done.
@@ -265,7 +240,7 @@ class Driver {
   // side), and sharing the links by max-min with everything else.
   void pump(Connection& conn) {
     const int window = pipelined_ ? kNcclSteps : 1;
-    while (conn.in_flight < window && !conn.ready.empty() && !conn.ready.front().delayed) {
+    while (conn.in_flight < window && !conn.ready.empty()) {
       const Task t = conn.ready.front().task;
       const Op& send = s_.ranks[t.rank].ops[t.op];
       const double payload = send.src.count * elem_;
@@ -305,7 +280,6 @@ class Driver {
   Protocol protocol_;
   bool pipelined_;
   double wire_factor_;
-  std::unordered_map<std::uint64_t, double> extra_latency_;
   std::optional<ConnectionCosts> costs_;  // pipelined: the α-β model's latencies and shares, per connection
   std::unordered_set<std::uint64_t> arrived_;  // pipelined: receives whose data is in their buffer
   double elem_, copy_factor_;
@@ -331,7 +305,15 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 
   const int world = s.world_size();
   const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
-  build_platform(t, world, pairs_of(s), host_speed, params.protocol != Protocol::Raw);
+  // What a protocol adds to a route's own latency: the α-β model's max(route, step latency) - route.
+  std::function<double(int, int)> extra_latency;
+  if (params.protocol != Protocol::Raw) {
+    extra_latency = [&](int a, int b) {
+      const topo::Route route = t.route_between_ranks(a, b);
+      return message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s - route.latency_s;
+    };
+  }
+  build_platform(t, world, pairs_of(s), host_speed, extra_latency, params.protocol != Protocol::Raw);
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world; ++r)
     hosts.push_back(sg4::Host::by_name(host_name(t, r)));
