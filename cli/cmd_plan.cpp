@@ -65,9 +65,14 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& 
 // Steps, bytes per rank and the α-β time, from the compact form; the timeline and the dump need the explicit
 // form (within the memory budget).
 void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
-                   const CostParams& cost) {
+                   const CostParams& cost, const Candidate* costed) {
   std::optional<ProtocolRun> modelled;
   std::string others;
+  if (costed) {  // `auto` costed the winner already
+    modelled = ProtocolRun{costed->protocol, RunResult{}};
+    modelled->run.total_s = costed->time_s;
+    others = other_protocols(costed->by_protocol, costed->protocol);
+  }
   // Costing is routing plus the recurrence: on a 16,384-GPU fabric that can be far more than the milliseconds
   // the plan took, so by default it is skipped past a bound (measured here: about 20 µs per route on a
   // 45,000-vertex fabric, 4 ns per recurrence cell, 0.2 µs per walked op), with the reason.
@@ -83,12 +88,14 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
   } else if (args.cost != "never") {
     try {
       fmt::print("steps: {}\n", count_compact_steps(s));
-      std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(s, topology, cost);
-      std::vector<std::pair<Protocol, double>> times;
-      for (const ProtocolRun& r : runs)
-        times.emplace_back(r.protocol, r.run.total_s);
-      modelled = cheapest(std::move(runs));
-      others = other_protocols(times, modelled->protocol);
+      if (!modelled) {
+        std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(s, topology, cost);
+        std::vector<std::pair<Protocol, double>> times;
+        for (const ProtocolRun& r : runs)
+          times.emplace_back(r.protocol, r.run.total_s);
+        modelled = cheapest(std::move(runs));
+        others = other_protocols(times, modelled->protocol);
+      }
     } catch (const ConfigError& e) {
       fmt::print("steps, α-β time: skipped: {}\n", e.what());
     }
@@ -166,6 +173,7 @@ void run_plan(const PlanArgs& args) {
 
   const auto t0 = std::chrono::steady_clock::now();
   PlannedCompact planned;
+  std::optional<Candidate> costed;  // `auto`: the winner, costed by the table
   if (args.algorithm == "auto") {
     // The table's candidates are planned once; the winner is the table's own plan.
     Selector selector(cost);
@@ -175,6 +183,7 @@ void run_plan(const PlanArgs& args) {
     const Candidate& best = selector.choose(spec, topology, "auto", options);
     if (!best.support.ok) throw ConfigError(best.support.reason);
     planned.schedule = *best.schedule;
+    costed = best;
   } else {
     planned = plan_compact(spec, topology, args.algorithm, options, cost);
     if (!planned.schedule) throw ConfigError(planned.reason);
@@ -200,7 +209,7 @@ void run_plan(const PlanArgs& args) {
              depth == VerifyDepth::All ? "every op, out-of-place and in-place"
                                        : "ring/tree preconditions, explicit passes in full",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-  print_figures(args, s, topology, cost);
+  print_figures(args, s, topology, cost, costed ? &*costed : nullptr);
 }
 
 }  // namespace

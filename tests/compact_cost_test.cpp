@@ -107,6 +107,28 @@ TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
   }
 }
 
+// Equal blocks on multi-node presets: the recurrence skips whole periods of its steady state. Under NCCL's
+// protocols the period is a node's worth of steps (a ring's slow inter-node hop travels around it), not one;
+// the times still equal the explicit walk.
+TEST(CompactCostPresets, PeriodicSteadyStatesEqualTheExplicitWalk) {
+  for (const char* preset : {"dgx_h100:3", "dgx_h100:5,fabric=rail", "dgx1_v100:3"}) {
+    const topo::Topology t = topo::make_preset(preset);
+    for (Protocol protocol : {Protocol::Raw, Protocol::LL, Protocol::Simple}) {
+      CostParams params;
+      params.protocol = protocol;
+      for (const char* name : {"ring", "hierarchical"}) {
+        const Algorithm& a = require_algorithm(Collective::AllReduce, name);
+        for (std::uint64_t chunk : {std::uint64_t{0}, std::uint64_t{4096}}) {
+          PlanOptions o;
+          o.chunk_bytes = chunk;
+          expect_same(a, t, 4096ULL * t.gpus().size(), o, params);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 // Past CostParams::ring_exact_cells, a ring whose blocks differ by one element is timed with every block at
 // the mean size. Times only grow with block sizes, so that time lies between the rings whose blocks are all
 // the smaller and all the larger size (both exact: equal blocks), as the exact time does; they differ by

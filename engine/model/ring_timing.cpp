@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 
 #include <fmt/format.h>
@@ -18,6 +19,8 @@ namespace {
 // every component, so once one step has advanced every component by the same λ, every later step does too:
 // the remaining steps are skipped by adding m·λ. Rounding makes two equal increments differ in the last bits;
 // a relative 1e-12 accepts that, far inside the 1e-9 the compact model promises against the explicit walk.
+constexpr std::size_t kMaxPeriod = 64;
+
 bool uniform_increment(std::span<const double> now, std::span<const double> before, double& lambda) {
   if (now.empty()) return false;
   lambda = now[0] - before[0];
@@ -47,7 +50,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   // The state a step maps, as one array (steady-state detection compares it whole): last op end and link
   // free time per position, then per (position, chunk) the arrival to forward next and the last send's end.
   const std::size_t kLast = 0, kFree = P, kRecv = 2 * static_cast<std::size_t>(P), kSent = kRecv + PK;
-  std::vector<double> state(kSent + PK), previous;
+  std::vector<double> state(kSent + PK);
+  std::deque<std::vector<double>> history;  // the states after the last kMaxPeriod steps, oldest first
   double* last = state.data() + kLast;
   double* free_s = state.data() + kFree;
   double* recv_prev = state.data() + kRecv;
@@ -74,12 +78,15 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   // it waits for that send, whose end time is kept per (step, position, chunk), up to the step where the
   // reduce-scatter reached its steady state (later ones are that row plus a multiple of its λ).
   std::vector<double> rs_send;
+  // Past the stored rows the reduce-scatter repeats its last `rs_period` rows, each period rs_Lambda later.
   std::size_t rs_rows = 0;
-  double rs_lambda = 0;
+  int rs_period = 1;
+  double rs_Lambda = 0;
   auto rs_send_at = [&](int s, int i, int k) {
     const std::size_t at = static_cast<std::size_t>(i) * K + k;
     if (static_cast<std::size_t>(s) < rs_rows) return rs_send[static_cast<std::size_t>(s) * PK + at];
-    return rs_send[(rs_rows - 1) * PK + at] + static_cast<double>(s - (rs_rows - 1)) * rs_lambda;
+    const std::size_t first = rs_rows - rs_period, past = static_cast<std::size_t>(s) - first;
+    return rs_send[(first + past % rs_period) * PK + at] + static_cast<double>(past / rs_period) * rs_Lambda;
   };
   for (int c = 0; c < C; ++c) {
     const auto& ring = pass.rings[c];
@@ -122,17 +129,35 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
       bandwidth_Bps[i] = conn.bandwidth_Bps;
     }
     auto position = [P](long v) { return static_cast<int>(((v % P) + P) % P); };
-    // After step s of a phase of `steps`: when the state advanced uniformly, jump to the phase's end. The
-    // latest arrivals and sends are noted (times only grow, so the last step's are each member's latest).
-    auto fast_forward = [&](int s, int steps, double& lambda, auto&& allowed) {
+    // After step s of a phase of `steps`: when the state is some c <= kMaxPeriod steps' state plus one Λ in every
+    // component, it repeats so with period c; the whole periods left are skipped (s advances by them, the
+    // state by as many Λ) and the caller simulates the rest. `allowed(Λ, c)` vetoes a period (the allgather's
+    // inputs from the reduce-scatter). The latest arrivals and sends are noted (times only grow).
+    auto fast_forward = [&](int& s, int steps, double& Lambda, int& period, auto&& allowed) {
       if (!uniform_sizes) return false;
-      if (s == 0 || !uniform_increment(state, previous, lambda) || !allowed(lambda)) {
-        previous = state;
+      bool found = false;
+      for (int c = 1; c <= static_cast<int>(history.size()) && !found; ++c) {
+        double L = 0;
+        found = uniform_increment(state, history[history.size() - c], L) && allowed(L, c);
+        if (found) Lambda = L, period = c;
+      }
+      if (!found) {
+        if (history.size() == kMaxPeriod) {
+          std::vector<double> recycled = std::move(history.front());
+          history.pop_front();
+          recycled.assign(state.begin(), state.end());
+          history.push_back(std::move(recycled));
+        } else {
+          history.push_back(state);
+        }
         return false;
       }
-      const double jump = static_cast<double>(steps - 1 - s) * lambda;
+      history.clear();
+      const int periods = (steps - 1 - s) / period;
+      if (periods == 0) return true;
       for (double& x : state)
-        x += jump;
+        x += periods * Lambda;
+      s += periods * period;
       for (int i = 0; i < P; ++i) {
         note_end(i, last[i]);
         for (int k = 0; k < K; ++k) {
@@ -142,9 +167,13 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
       }
       return true;
     };
-    previous = state;
+    history.clear();
+    history.push_back(state);
     rs_rows = 0;
+    rs_period = 1;
+    rs_Lambda = 0;
     if (rs) {
+      bool periodic = false;  // past the detection: rows follow from the stored ones
       for (int s = 0; s < P - 1; ++s) {
         for (int k = 0; k < K; ++k) {
           for (int i = 0; i < P; ++i) {
@@ -164,7 +193,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           }
         }
         std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
-        if (ag) {
+        if (ag && !periodic) {
           // The table grows until the steady state (rarely past a few node periods); checked as it doubles.
           if ((s & (s + 1)) == 0) {
             const std::uint64_t sends = std::min<std::uint64_t>(2 * (s + 1), P - 1) * PK;
@@ -177,9 +206,10 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           std::copy(sent, sent + PK, rs_send.begin() + static_cast<std::ptrdiff_t>(s * PK));
           rs_rows = s + 1;
         }
-        if (fast_forward(s, P - 1, rs_lambda, [](double) { return true; })) break;
-        rs_lambda = 0;
+        if (!periodic && fast_forward(s, P - 1, rs_Lambda, rs_period, [](double, int) { return true; }))
+          periodic = true;
       }
+      if (!periodic) rs_period = 1, rs_Lambda = 0;  // never read past the stored rows then
       // The reduced own block: what the allgather's first send waits for.
       std::copy(recv_prev, recv_prev + PK, seed.begin());
     }
@@ -205,7 +235,10 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           for (int k = 0; k < K; ++k)
             rs_latest = std::max(rs_latest, rs_send_at(P - 2, i, k));
       }
-      previous = state;
+      history.clear();
+      history.push_back(state);
+      bool periodic = false;
+      int last_bind = -1;  // the last step at which a reduce-scatter send held a receive back
       for (int s = 0; s < P - 1; ++s) {
         bool overwrite_binds = false;
         double least_compared = std::numeric_limits<double>::infinity();
@@ -231,15 +264,21 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
         }
         std::copy(recv_cur.begin(), recv_cur.end(), recv_prev);
         // Later overwrite inputs stay non-binding when all of them are behind every value they meet, or when
-        // none binds now and they grow linearly (past the reduce-scatter's stored rows) and no faster than
-        // the state: then this step's λ is every later one's.
-        double lambda = 0;
+        // they repeat (past the reduce-scatter's stored rows) no faster than the state and none bound during
+        // a window that both periods divide (c · rs_period steps): each later window is the same one shifted,
+        // the inputs by no more than the state. Then this period is every later one.
+        if (overwrite_binds) last_bind = s;
+        double Lambda = 0;
+        int period = 1;
         const bool never_binds = !reads_rs || rs_latest <= least_compared;
-        const bool linear_inputs = static_cast<std::size_t>(s) + 1 >= rs_rows && !overwrite_binds;
-        if (fast_forward(s, P - 1, lambda,
-                         [&](double l) { return never_binds || (linear_inputs && rs_lambda <= l); })) {
-          break;
-        }
+        auto allowed = [&](double L, int c) {
+          if (never_binds) return true;
+          const int window = c * rs_period;
+          const bool repeating =
+              static_cast<std::size_t>(s) + 1 >= rs_rows + static_cast<std::size_t>(window) && s - last_bind >= window;
+          return repeating && rs_Lambda / rs_period <= L / c;
+        };
+        if (!periodic && fast_forward(s, P - 1, Lambda, period, allowed)) periodic = true;
       }
     }
   }
