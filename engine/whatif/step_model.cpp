@@ -176,7 +176,11 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
   p.slowest = {compute.forward_s, backward_end, optimizer_start, end};
   // A healthy GPU computes at its own pace, then waits for the slowest one's gradients like everyone.
   const double healthy_optimizer_s = zero ? healthy.optimizer_s / world_size : healthy.optimizer_s;
-  p.healthy = {healthy.forward_s, healthy.forward_s + healthy.backward_s, optimizer_start,
+  // Its backward shares the GPU with the same collectives in flight.
+  BackwardClock healthy_clock(healthy.forward_s, std::max(0.0, compute.overlap_slowdown));
+  for (const Bucket& b : p.buckets)
+    healthy_clock.add_busy(b.start_s, b.end_s);
+  p.healthy = {healthy.forward_s, healthy_clock.when(healthy.backward_s), optimizer_start,
                optimizer_start + healthy_optimizer_s};
   if (zero) {
     for (Bucket& b : p.buckets) {
