@@ -151,8 +151,9 @@ void add_calibrate_command(CLI::App& app) {
                   "measuring; no MPI");
   cmd->add_option("--topology", args->topology, "with --from-nccl-tests: the topology to fit")
       ->capture_default_str();
-  cmd->add_option("--protocol", args->protocol,
-                  "with --from-nccl-tests: the protocol the model prices messages with, as in `cclab compare`")
+  cmd->add_option(
+         "--protocol", args->protocol,
+         "with --from-nccl-tests: the protocol the model prices messages with, as in `cclab compare`")
       ->capture_default_str();
   cmd->add_option("--algo", args->algorithm, "with --from-nccl-tests: the algorithm the logs measured")
       ->capture_default_str();

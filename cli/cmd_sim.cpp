@@ -66,7 +66,8 @@ void run_sim(const SimArgs& args) {
   const std::size_t elem = dtype_size_bytes(probe.dtype);
   const bool logging = !args.json.empty() || !args.csv.empty();
   if (logging && names.size() != 1) {
-    throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME or auto");
+    throw ConfigError(
+        "-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME or auto");
   }
   NcclTestsLog log;
   log.program = nccl_tests_program(probe.collective);
@@ -93,7 +94,8 @@ void run_sim(const SimArgs& args) {
       }
       verify_or_throw(*planned.schedule);
       // The protocol (auto: the α-β model's cheapest for this schedule) prices both the simulation and α-β.
-      const ProtocolRun modelled_run = cheapest(estimate_cost_by_protocol(*planned.schedule, topology, params.compute));
+      const ProtocolRun modelled_run =
+          cheapest(estimate_cost_by_protocol(*planned.schedule, topology, params.compute));
       sim::SimParams run_params = params;
       run_params.protocol = modelled_run.protocol;
       if (!args.dump_platform.empty() && !dumped)
@@ -106,8 +108,14 @@ void run_sim(const SimArgs& args) {
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
       busbw_sum += busbw, ++points;
-      log.rows.push_back(NcclTestsRow{count * elem, count, nccl_tests_type(spec.dtype),
-                                      std::string(to_string(spec.op)), simulated.total_s * 1e6, algbw, busbw, {}});
+      log.rows.push_back(NcclTestsRow{count * elem,
+                                      count,
+                                      nccl_tests_type(spec.dtype),
+                                      std::string(to_string(spec.op)),
+                                      simulated.total_s * 1e6,
+                                      algbw,
+                                      busbw,
+                                      {}});
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                  name == "auto" ? "auto:" + planned.schedule->algorithm : name, count * elem, count,
                  to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
@@ -150,9 +158,18 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
   cmd->callback([args] {
     // What produced the file, in nccl-tests' "args" (after the program name).
-    args->argv = {"cclab-sim",      "--topology", args->collective.topology, "--algo",
-                  args->algorithm,  "-b",         args->min_bytes,           "-e",
-                  args->max_bytes,  "-f",         std::to_string(args->factor), "--protocol",
+    args->argv = {"cclab-sim",
+                  "--topology",
+                  args->collective.topology,
+                  "--algo",
+                  args->algorithm,
+                  "-b",
+                  args->min_bytes,
+                  "-e",
+                  args->max_bytes,
+                  "-f",
+                  std::to_string(args->factor),
+                  "--protocol",
                   args->collective.protocol};
     run_sim(*args);
   });

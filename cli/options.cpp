@@ -24,10 +24,11 @@ void CollectiveArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--channels", channels, "channels (0: the algorithm's default for the topology)")
       ->capture_default_str();
   cmd.add_option("--inter", inter, "hierarchical: inter-node algorithm, ring or tree")->capture_default_str();
-  cmd.add_option("--protocol", protocol,
-                 std::string("NCCL protocol the model prices messages with (auto: the cheapest per collective; "
-                             "raw: the route alone): ") +
-                     std::string(kProtocolNames))
+  cmd.add_option(
+         "--protocol", protocol,
+         std::string("NCCL protocol the model prices messages with (auto: the cheapest per collective; "
+                     "raw: the route alone): ") +
+             std::string(kProtocolNames))
       ->capture_default_str();
   cmd.add_option("--reduce-bw", reduce_bw, "GPU reduction throughput for the cost model")
       ->capture_default_str();
@@ -80,7 +81,8 @@ CostParams CollectiveArgs::cost_params() const {
     throw ConfigError(fmt::format("--reduce-bw: {}", e.what()));
   }
   const auto proto = parse_protocol(protocol);
-  if (!proto) throw ConfigError(fmt::format("--protocol '{}' is unknown (valid: {})", protocol, kProtocolNames));
+  if (!proto)
+    throw ConfigError(fmt::format("--protocol '{}' is unknown (valid: {})", protocol, kProtocolNames));
   p.protocol = *proto;
   return p;
 }

@@ -20,9 +20,8 @@ using RankPairs = std::vector<std::pair<int, int>>;
 // Creates the platform in the running SimGrid engine (must be called once, before the simulation).
 // `extra_latency_s(a, b)`, when given, adds a private link of that latency (and no bandwidth limit) at the
 // end of the route a -> b: what a protocol's step latency adds to the route's own (sim/simulator.hpp).
-void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs,
-                    double host_speed, const std::function<double(int, int)>& extra_latency_s = {},
-                    bool delay_host = false);
+void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed,
+                    const std::function<double(int, int)>& extra_latency_s = {}, bool delay_host = false);
 // A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever
 // else runs (the simulator's timers).
 inline constexpr const char* kDelayHost = "cclab-timers";

@@ -234,10 +234,10 @@ class Driver {
   }
 
   // Puts the connection's next message on the wire when the previous one has been delivered.
-  // Raw: one message of a connection at a time (store-and-forward). Pipelined: up to NCCL_STEPS = 8 in flight,
-  // each entering the network once the previous one would have left the sender at the connection's share of
-  // its route (the α-β model's wire time: a connection's messages go out one after the other, not side by
-  // side), and sharing the links by max-min with everything else.
+  // Raw: one message of a connection at a time (store-and-forward). Pipelined: up to NCCL_STEPS = 8 in
+  // flight, each entering the network once the previous one would have left the sender at the connection's
+  // share of its route (the α-β model's wire time: a connection's messages go out one after the other, not
+  // side by side), and sharing the links by max-min with everything else.
   void pump(Connection& conn) {
     const int window = pipelined_ ? kNcclSteps : 1;
     while (conn.in_flight < window && !conn.ready.empty()) {
@@ -310,7 +310,8 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   if (params.protocol != Protocol::Raw) {
     extra_latency = [&](int a, int b) {
       const topo::Route route = t.route_between_ranks(a, b);
-      return message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s - route.latency_s;
+      return message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s -
+             route.latency_s;
     };
   }
   build_platform(t, world, pairs_of(s), host_speed, extra_latency, params.protocol != Protocol::Raw);

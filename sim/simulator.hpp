@@ -27,12 +27,12 @@
 namespace cclab::sim {
 
 struct SimParams {
-  CostParams compute;             // reduction and copy throughput (the hosts' speed)
-  // A concrete protocol (not Auto), priced as the α-β model prices it (engine/model/protocol.hpp): the payload
-  // on the wire is bytes / efficiency, each route ends in a private latency-only link of max(0, step latency −
-  // route latency) (it holds no bandwidth), everything starts after the launch cost, and
-  // under LL/LL128/Simple a message leaves when its sender is ready (receivers have buffers posted ahead) and
-  // its receive completes when it has arrived and the receiver has reached the op. Raw: the route alone,
+  CostParams compute;  // reduction and copy throughput (the hosts' speed)
+  // A concrete protocol (not Auto), priced as the α-β model prices it (engine/model/protocol.hpp): the
+  // payload on the wire is bytes / efficiency, each route ends in a private latency-only link of max(0, step
+  // latency − route latency) (it holds no bandwidth), everything starts after the launch cost, and under
+  // LL/LL128/Simple a message leaves when its sender is ready (receivers have buffers posted ahead) and its
+  // receive completes when it has arrived and the receiver has reached the op. Raw: the route alone,
   // store-and-forward per connection.
   Protocol protocol = Protocol::Raw;
   std::string platform_xml_path;  // when set, the platform is also written there as SimGrid XML

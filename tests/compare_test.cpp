@@ -66,7 +66,8 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
   log.ranks = 4;
   log.source = "dgx_h100:1";
   log.rows.push_back(NcclTestsRow{1024, 64, nccl_tests_type(DType::BF16), "none", 12.5, 0.08, 0.06, {}});
-  log.rows.push_back(NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6, 38.0});
+  log.rows.push_back(
+      NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6, 38.0});
   const NcclTestsLog back = parse_nccl_tests_json(format_nccl_tests_json(log, {"-b", "1K"}), "written");
   EXPECT_EQ(back.collective, Collective::AllGather);
   EXPECT_EQ(back.program, "all_gather_perf");

@@ -229,11 +229,11 @@ TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {
 }
 
 // Under an NCCL protocol a message costs the protocol's step latency (network class on this star: 14 µs for
-// Simple, 4 µs for LL128, 2.7 µs for LL, against the 5 µs route) and the wire at the protocol's efficiency, and
-// the launch cost comes first: a one-chunk ring takes launch + 2(P-1)·(L + S/(P·B·efficiency)). A
+// Simple, 4 µs for LL128, 2.7 µs for LL, against the 5 µs route) and the wire at the protocol's efficiency,
+// and the launch cost comes first: a one-chunk ring takes launch + 2(P-1)·(L + S/(P·B·efficiency)). A
 // connection's messages pipeline on the wire and its receiver has buffers posted ahead, so a K-chunk chain
-// broadcast is the ideal pipeline launch + (P-1)·L + (P-1+K-1)·w, w = S/(K·B·efficiency) — the latency paid once
-// per hop, where store-and-forward pays (P-1+K-1)·(L + w).
+// broadcast is the ideal pipeline launch + (P-1)·L + (P-1+K-1)·w, w = S/(K·B·efficiency) — the latency paid
+// once per hop, where store-and-forward pays (P-1+K-1)·(L + w).
 TEST(Cost, ProtocolsMatchTheirClosedForms) {
   const double alpha = 5e-6, bandwidth = 12.5e9;
   for (Protocol protocol : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {

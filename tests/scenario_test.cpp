@@ -107,7 +107,8 @@ TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
 TEST(Scenario, ProtocolAndReductionRateAreSettable) {
   const Scenario dflt = parse_scenario(kBase, "s.yaml", "");
   EXPECT_EQ(dflt.points.at(0).cost.protocol, Protocol::Auto);
-  const Scenario set = parse_scenario(std::string(kBase) + "  protocol: simple\n  reduce_rate: 100GB/s\n", "s.yaml", "");
+  const Scenario set =
+      parse_scenario(std::string(kBase) + "  protocol: simple\n  reduce_rate: 100GB/s\n", "s.yaml", "");
   EXPECT_EQ(set.points.at(0).cost.protocol, Protocol::Simple);
   EXPECT_DOUBLE_EQ(set.points.at(0).cost.reduce_Bps, 100e9);
   const Scenario swept = parse_scenario(kBase, "s.yaml", "", {"communication.protocol=[raw,simple]"});
@@ -125,9 +126,11 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(std::string(kBase) + "  colour: red\n"),
             "s.yaml:10: communication.colour: unknown field (valid: algorithm, fusion, bucket, first_bucket, "
             "cycle, fp16, sync, chunk, channels, protocol, reduce_rate)");
-  EXPECT_NE(error_of(std::string(kBase) + "  protocol: fast\n")
-                .find("s.yaml:10: communication.protocol: 'fast' is not valid (valid: auto, ll, ll128, simple, raw)"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string(kBase) + "  protocol: fast\n")
+          .find(
+              "s.yaml:10: communication.protocol: 'fast' is not valid (valid: auto, ll, ll128, simple, raw)"),
+      std::string::npos);
   EXPECT_EQ(error_of(std::string(kBase) + "  bucket: 25 megs\n"),
             "s.yaml:10: communication.bucket: '25 megs' has an unknown unit 'megs' for a size; valid units: "
             "4096, 4096B, 64KiB, 64MiB, 1GiB, 1MB, 1GB");

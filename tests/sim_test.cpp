@@ -55,8 +55,8 @@ TEST(SimVsAlphaBeta, AgreeWithoutContention) {
 
 // The same under NCCL's protocols: the simulator prices messages as the α-β model does (wire efficiency, the
 // extra step latency as a delay that holds no bandwidth, the launch cost, pipelined connections). Tree on one
-// NVSwitch node is left out for the reason above (a node sends to its two children through one uplink at once),
-// and so is leader (every member sends to the leader through its one downlink at once).
+// NVSwitch node is left out for the reason above (a node sends to its two children through one uplink at
+// once), and so is leader (every member sends to the leader through its one downlink at once).
 TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
   PlanOptions options;
   options.channels = 1;

@@ -152,9 +152,9 @@ TEST(StepModel, FreeCommunicationScalesPerfectly) {
   EXPECT_DOUBLE_EQ(p.samples_per_s, 64 * 256 / 0.095);
 }
 
-// While a bucket's collective runs, backward loses `overlap_slowdown` of its rate (the SMs NCCL's thread blocks
-// occupy): with short collectives that all finish inside backward, backward ends f·(sum of their durations)
-// later, and every gradient that becomes ready after one of them is late by what it lost so far.
+// While a bucket's collective runs, backward loses `overlap_slowdown` of its rate (the SMs NCCL's thread
+// blocks occupy): with short collectives that all finish inside backward, backward ends f·(sum of their
+// durations) later, and every gradient that becomes ready after one of them is late by what it lost so far.
 TEST(StepModel, CollectivesInFlightSlowBackwardDown) {
   const Workload w = make_workload("resnet50");
   ComputeProfile compute{0.03, 0.06, 0.0, 256};

@@ -37,7 +37,8 @@ void ConnectionCosts::finish(Protocol protocol) {
     e.route_bandwidth_Bps = std::numeric_limits<double>::infinity();
     for (const topo::Hop& h : route.hops) {
       const double share = static_cast<double>(channels_on_link[h.directed_id()].size());
-      e.route_bandwidth_Bps = std::min(e.route_bandwidth_Bps, topology_.effective_bandwidth_Bps(h.link) / share);
+      e.route_bandwidth_Bps =
+          std::min(e.route_bandwidth_Bps, topology_.effective_bandwidth_Bps(h.link) / share);
     }
     e.cls = route_class(route, topology_);
     crosses_pcie_ = crosses_pcie_ || e.cls == RouteClass::Pcie;

@@ -91,7 +91,8 @@ class AlphaBetaTimeline final : public Timeline {
     // its receive. Pipelined (NCCL's protocols): a message leaves when the sender is ready and the wire is
     // free (the receiver has buffers posted ahead); the receive completes when the data has arrived and the
     // receiver has reached the op.
-    const double begin = conn.pipelined ? std::max(ts.start_s, free_s) : std::max({ts.start_s, tr.start_s, free_s});
+    const double begin =
+        conn.pipelined ? std::max(ts.start_s, free_s) : std::max({ts.start_s, tr.start_s, free_s});
     const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
     const double arrival = begin + conn.latency_s + wire_s;
     free_s = conn.pipelined ? begin + wire_s : arrival;

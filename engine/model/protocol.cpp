@@ -11,10 +11,10 @@ namespace {
 constexpr double us = 1e-6;
 
 // Source of the latencies: NCCL 2.30 (NVIDIA/nccl master, June 2026), src/graph/tuning.cc,
-// ncclTunerConstantsDefaults: baseLatencies (ring row) and hwLatencies (ring rows for NVLINK, PCI, NET), in µs.
-// Wire efficiencies: the LL line format (NVIDIA/nccl src/include/device.h: a 16-byte line of two 4-byte data
-// words and two 4-byte flags) and the LL128 line (NCCL_LL128_LINESIZE 128 bytes with one 8-byte flag word);
-// NCCL's tuning model scales the ring's bus bandwidth by 0.5 for LL and by 0.92 for LL128.
+// ncclTunerConstantsDefaults: baseLatencies (ring row) and hwLatencies (ring rows for NVLINK, PCI, NET), in
+// µs. Wire efficiencies: the LL line format (NVIDIA/nccl src/include/device.h: a 16-byte line of two 4-byte
+// data words and two 4-byte flags) and the LL128 line (NCCL_LL128_LINESIZE 128 bytes with one 8-byte flag
+// word); NCCL's tuning model scales the ring's bus bandwidth by 0.5 for LL and by 0.92 for LL128.
 constexpr ProtocolConstants kRaw{1.0, 0.0, {0, 0, 0}};
 constexpr ProtocolConstants kLL{0.5, 6.6 * us, {0.6 * us, 1.0 * us, 2.7 * us}};
 constexpr ProtocolConstants kLL128{0.92, 14.0 * us, {1.9 * us, 2.5 * us, 4.0 * us}};
@@ -83,7 +83,8 @@ const ProtocolConstants& protocol_constants(Protocol protocol) {
   throw ConfigError("protocol 'auto' has no constants of its own: it chooses among ll, ll128 and simple");
 }
 
-MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s, double route_bandwidth_Bps) {
+MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
+                         double route_bandwidth_Bps) {
   const ProtocolConstants& k = protocol_constants(protocol);
   MessageCost m{route_latency_s, route_bandwidth_Bps * k.wire_efficiency};
   if (cls != RouteClass::Local) {

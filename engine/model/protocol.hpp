@@ -6,8 +6,8 @@
 //
 // Constants (engine/model/protocol.cpp has each with its source):
 //   - wire efficiency: LL puts 4 bytes of flag beside every 4 bytes of data (8-byte stores), so half the
-//     bytes on the wire are payload; LL128 puts an 8-byte flag in every 128-byte line (120/128, of which NCCL's
-//     tuning model counts 0.92); Simple sends the payload alone and synchronises with fences, so 1.
+//     bytes on the wire are payload; LL128 puts an 8-byte flag in every 128-byte line (120/128, of which
+//     NCCL's tuning model counts 0.92); Simple sends the payload alone and synchronises with fences, so 1.
 //   - step latency per route class (NVLink, PCIe, network) and launch cost: NCCL 2.30's tuning model
 //     (src/graph/tuning.cc: hwLatencies and baseLatencies of the ring algorithm).
 // A message on a route of class k costs max(route latency, step latency of k): NCCL's step latencies are
@@ -36,8 +36,8 @@ enum class RouteClass { Local, NvLink, Pcie, Network };
 RouteClass route_class(const topo::Route& route, const topo::Topology& topology);
 
 struct ProtocolConstants {
-  double wire_efficiency = 1.0;  // payload bytes / bytes on the wire
-  double launch_s = 0;           // once per collective
+  double wire_efficiency = 1.0;          // payload bytes / bytes on the wire
+  double launch_s = 0;                   // once per collective
   double step_latency_s[3] = {0, 0, 0};  // per message, by RouteClass NvLink, Pcie, Network
 };
 // The constants of a concrete protocol (Raw: efficiency 1, no latencies). Auto has none: throws.
@@ -49,7 +49,8 @@ struct MessageCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;
 };
-MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s, double route_bandwidth_Bps);
+MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
+                         double route_bandwidth_Bps);
 
 // Why a protocol does not apply to a set of route classes, or empty: NCCL enables LL128 only where the GPUs
 // of a node talk over NVLink (tuning.cc: LL128 is off over PCIe paths, where its 128-byte stores are not

@@ -129,10 +129,10 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
       bandwidth_Bps[i] = conn.bandwidth_Bps;
     }
     auto position = [P](long v) { return static_cast<int>(((v % P) + P) % P); };
-    // After step s of a phase of `steps`: when the state is some c <= kMaxPeriod steps' state plus one Λ in every
-    // component, it repeats so with period c; the whole periods left are skipped (s advances by them, the
-    // state by as many Λ) and the caller simulates the rest. `allowed(Λ, c)` vetoes a period (the allgather's
-    // inputs from the reduce-scatter). The latest arrivals and sends are noted (times only grow).
+    // After step s of a phase of `steps`: when the state is some c <= kMaxPeriod steps' state plus one Λ in
+    // every component, it repeats so with period c; the whole periods left are skipped (s advances by them,
+    // the state by as many Λ) and the caller simulates the rest. `allowed(Λ, c)` vetoes a period (the
+    // allgather's inputs from the reduce-scatter). The latest arrivals and sends are noted (times only grow).
     auto fast_forward = [&](int& s, int steps, double& Lambda, int& period, auto&& allowed) {
       if (!uniform_sizes) return false;
       bool found = false;
@@ -275,7 +275,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           if (never_binds) return true;
           const int window = c * rs_period;
           const bool repeating =
-              static_cast<std::size_t>(s) + 1 >= rs_rows + static_cast<std::size_t>(window) && s - last_bind >= window;
+              static_cast<std::size_t>(s) + 1 >= rs_rows + static_cast<std::size_t>(window) &&
+              s - last_bind >= window;
           return repeating && rs_Lambda / rs_period <= L / c;
         };
         if (!periodic && fast_forward(s, P - 1, Lambda, period, allowed)) periodic = true;

@@ -96,8 +96,8 @@ LogFit fit_link_model(const std::vector<NcclTestsLog>& logs, topo::Topology& top
   fit.after = topo::LinkModel{best_efficiency(overhead_s), overhead_s};
   // The search is over a model with max() in it (a protocol's step latency hides small overheads), so it can
   // end on a worse point than it started from: never return a fit worse than the model it was given.
-  if (objective(fit.after.efficiency, fit.after.overhead_s) > objective(fit.before.efficiency,
-                                                                        fit.before.overhead_s)) {
+  if (objective(fit.after.efficiency, fit.after.overhead_s) >
+      objective(fit.before.efficiency, fit.before.overhead_s)) {
     fit.after = fit.before;
   }
   topology.set_link_model(fit.kind, fit.after);

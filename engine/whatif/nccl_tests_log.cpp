@@ -239,7 +239,8 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
   j["args"] = argv;
   j["devices"] = nlohmann::json::array();
   for (int r = 0; r < log.ranks; ++r)
-    j["devices"].push_back({{"rank", r}, {"group", 0}, {"device", r}, {"device_info", "cclab: " + log.source}});
+    j["devices"].push_back(
+        {{"rank", r}, {"group", 0}, {"device", r}, {"device_info", "cclab: " + log.source}});
   nlohmann::json results = nlohmann::json::array();
   double busbw_sum = 0;
   for (const NcclTestsRow& row : log.rows) {
@@ -271,8 +272,8 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
 std::string format_nccl_tests_csv(const NcclTestsLog& log) {
   std::string out = "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n";
   for (const NcclTestsRow& row : log.rows) {
-    out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", row.bytes, row.count, row.type, row.redop, row.time_us,
-                       row.algbw_GBps, row.busbw_GBps);
+    out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", row.bytes, row.count, row.type, row.redop,
+                       row.time_us, row.algbw_GBps, row.busbw_GBps);
   }
   return out;
 }

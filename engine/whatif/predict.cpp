@@ -23,8 +23,7 @@ namespace {
 // cached per schedule.
 class CollectiveTimes {
  public:
-  CollectiveTimes(const PredictOptions& options, PredictStats& stats)
-      : options_(options), stats_(stats) {}
+  CollectiveTimes(const PredictOptions& options, PredictStats& stats) : options_(options), stats_(stats) {}
 
   const Candidate& time(const ScenarioPoint& p, const CollectiveSpec& bucket, double& seconds) {
     const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
@@ -141,8 +140,8 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, const Predic
     }
     // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
     auto step_on = [&](const ScenarioPoint& world) {
-      return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(), times.timer_for(world),
-                          p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
+      return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(),
+                          times.timer_for(world), p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
     };
     PointResult r{&p, step_on(p), "", std::nullopt};
     r.bucket_algorithms = summarize_algorithms(r.prediction);

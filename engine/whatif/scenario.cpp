@@ -230,16 +230,16 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
   }
   if (auto opt = r.leaf(c, "optimizer", "compute")) p.compute.optimizer_s = r.with_units(*opt, parse_time_s);
   // The fraction of backward's rate a running collective takes (0.06: 6 %); default channels / SMs.
-  if (auto slow = r.leaf(c, "overlap_slowdown", "compute")) p.compute.overlap_slowdown = r.number(*slow, 0, 0.9);
+  if (auto slow = r.leaf(c, "overlap_slowdown", "compute"))
+    p.compute.overlap_slowdown = r.number(*slow, 0, 0.9);
 }
 
 void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   const YAML::Node c = root["communication"];
   if (!c) return;  // all defaults
-  r.expect_map(
-      c, "communication",
-      {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels", "protocol",
-       "reduce_rate"});
+  r.expect_map(c, "communication",
+               {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels",
+                "protocol", "reduce_rate"});
   const auto algorithm = r.leaf(c, "algorithm", "communication");
   if (algorithm) p.algorithm = algorithm->text;
   if (auto f = r.leaf(c, "fusion", "communication")) {

@@ -33,8 +33,9 @@ struct ComputeProfile {
   double backward_s = 0;
   double optimizer_s = 0;
   int batch_per_gpu = 1;
-  // Streaming multiprocessors of the GPU (0: unknown). NCCL runs a collective as one thread block per channel,
-  // each on an SM of its own, so while a bucket's collective is in flight backward runs on SMs - C of them.
+  // Streaming multiprocessors of the GPU (0: unknown). NCCL runs a collective as one thread block per
+  // channel, each on an SM of its own, so while a bucket's collective is in flight backward runs on SMs - C
+  // of them.
   int sms = 0;
   // The fraction of backward's throughput lost while a collective is in flight, in [0, 1): set, or -1 for
   // C / sms with C the collective's channels (0 when sms is unknown).
