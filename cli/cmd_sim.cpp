@@ -28,7 +28,6 @@ struct SimArgs {
   std::string timeline;
   std::string json;  // -J: nccl-tests' JSON schema
   std::string csv;
-  std::vector<std::string> argv;  // the command line, recorded in the JSON
 };
 
 void write_file(const std::string& path, const std::string& text, const char* what) {
@@ -126,7 +125,21 @@ void run_sim(const SimArgs& args) {
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
-    write_file(args.json, format_nccl_tests_json(log, args.argv), "nccl-tests JSON");
+    // What produced the file, in nccl-tests' "args" (after the program name).
+    const std::vector<std::string> argv = {"cclab-sim",
+                                           "--topology",
+                                           args.collective.topology,
+                                           "--algo",
+                                           args.algorithm,
+                                           "-b",
+                                           args.min_bytes,
+                                           "-e",
+                                           args.max_bytes,
+                                           "-f",
+                                           std::to_string(args.factor),
+                                           "--protocol",
+                                           args.collective.protocol};
+    write_file(args.json, format_nccl_tests_json(log, argv), "nccl-tests JSON");
     fmt::print("# nccl-tests JSON written to {} (cclab compare reads it)\n", args.json);
   }
   if (!args.csv.empty()) {
@@ -156,23 +169,7 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
-  cmd->callback([args] {
-    // What produced the file, in nccl-tests' "args" (after the program name).
-    args->argv = {"cclab-sim",
-                  "--topology",
-                  args->collective.topology,
-                  "--algo",
-                  args->algorithm,
-                  "-b",
-                  args->min_bytes,
-                  "-e",
-                  args->max_bytes,
-                  "-f",
-                  std::to_string(args->factor),
-                  "--protocol",
-                  args->collective.protocol};
-    run_sim(*args);
-  });
+  cmd->callback([args] { run_sim(*args); });
 }
 
 }  // namespace cclab::cli

@@ -58,7 +58,7 @@ class Driver {
         hosts_(hosts),
         delay_host_(delay_host),
         protocol_(params.protocol),
-        pipelined_(params.protocol != Protocol::Raw),
+        pipelined_(is_pipelined(params.protocol)),
         wire_factor_(1.0 / protocol_constants(params.protocol).wire_efficiency),
         elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
         copy_factor_(params.compute.copy_Bps > 0 && params.compute.reduce_Bps > 0
@@ -157,12 +157,9 @@ class Driver {
     sg4::ActivityPtr activity;  // keeps it alive until it completes
     Task task;
   };
-  struct Pending {
-    Task task;
-  };
   struct Connection {
     // Raw: matched pairs whose both ops have started. Pipelined: messages whose sender has started. In order.
-    std::deque<Pending> ready;
+    std::deque<Task> ready;
     int in_flight = 0;
     double wire_free_s = 0;     // pipelined: when the last message admitted has left the sender
     bool wake_pending = false;  // pipelined: a timer to admit the next message is running
@@ -179,7 +176,7 @@ class Driver {
   // build_platform).
   void post(const Task& transfer, int channel) {
     Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, channel)];
-    conn.ready.push_back(Pending{transfer});
+    conn.ready.push_back(transfer);
     pump(conn);
   }
   // The receive of a delivered message: its reduction, or done.
@@ -241,7 +238,7 @@ class Driver {
   void pump(Connection& conn) {
     const int window = pipelined_ ? kNcclSteps : 1;
     while (conn.in_flight < window && !conn.ready.empty()) {
-      const Task t = conn.ready.front().task;
+      const Task t = conn.ready.front();
       const Op& send = s_.ranks[t.rank].ops[t.op];
       const double payload = send.src.count * elem_;
       if (pipelined_) {
@@ -314,12 +311,12 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
              route.latency_s;
     };
   }
-  build_platform(t, world, pairs_of(s), host_speed, extra_latency, params.protocol != Protocol::Raw);
+  build_platform(t, world, pairs_of(s), host_speed, extra_latency, is_pipelined(params.protocol));
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world; ++r)
     hosts.push_back(sg4::Host::by_name(host_name(t, r)));
 
-  sg4::Host* delay_host = params.protocol == Protocol::Raw ? nullptr : sg4::Host::by_name(kDelayHost);
+  sg4::Host* delay_host = is_pipelined(params.protocol) ? sg4::Host::by_name(kDelayHost) : nullptr;
   Driver driver(s, t, hosts, delay_host, params);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();

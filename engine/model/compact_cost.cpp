@@ -107,8 +107,7 @@ class LaneMemo {
       for (std::size_t i = 0; i < w.connections.size(); ++i) {
         const auto [a, b, c] = w.connections[i];
         const ConnectionCost& x = costs_->at(lane.ranks[a], lane.ranks[b], c);
-        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps ||
-            x.pipelined != w.costs[i].pipelined)
+        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps)
           return std::nullopt;
       }
     }

@@ -50,7 +50,7 @@ void ConnectionCosts::use_protocol(Protocol protocol) {
   protocol_ = protocol;
   for (auto& [k, e] : connections_) {
     const MessageCost m = message_cost(protocol, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
-    e.cost = {m.latency_s, m.bandwidth_Bps, protocol != Protocol::Raw};
+    e.cost = {m.latency_s, m.bandwidth_Bps};
   }
 }
 

@@ -19,14 +19,6 @@ namespace cclab {
 struct ConnectionCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
-  // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
-  // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
-  // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is
-  // ready and the wire is free (the previous message has been put on it), and the receive completes when the
-  // data has arrived and the receiver has reached the op — so a step's latency is paid once per step of the
-  // algorithm, not once per chunk (NCCL's own model: latency × steps + bytes / bandwidth). The 8-slot limit
-  // itself is not modelled (a sender never runs that far ahead of its own receives in these schedules).
-  bool pipelined = false;
 };
 
 class ConnectionCosts {
@@ -41,7 +33,7 @@ class ConnectionCosts {
   // Re-prices every connection for another concrete protocol (after finish()).
   void use_protocol(Protocol protocol);
   Protocol protocol() const { return protocol_; }
-  bool pipelined() const { return protocol_ != Protocol::Raw; }  // ConnectionCost::pipelined, for all
+  bool pipelined() const { return is_pipelined(protocol_); }
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;

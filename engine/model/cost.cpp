@@ -92,10 +92,10 @@ class AlphaBetaTimeline final : public Timeline {
     // free (the receiver has buffers posted ahead); the receive completes when the data has arrived and the
     // receiver has reached the op.
     const double begin =
-        conn.pipelined ? std::max(ts.start_s, free_s) : std::max({ts.start_s, tr.start_s, free_s});
+        costs_.pipelined() ? std::max(ts.start_s, free_s) : std::max({ts.start_s, tr.start_s, free_s});
     const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
     const double arrival = begin + conn.latency_s + wire_s;
-    free_s = conn.pipelined ? begin + wire_s : arrival;
+    free_s = costs_.pipelined() ? begin + wire_s : arrival;
     ts.end_s = arrival;
     double end = std::max(arrival, tr.start_s);
     if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;

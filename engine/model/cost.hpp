@@ -3,12 +3,11 @@
 // its
 //   previous message (messages of a connection are store-and-forward, in order, which gives the textbook
 //   pipeline (P-1+K-1)·(α + S/(K·B)) for K chunks; under NCCL's protocols a message does not wait for the
-//   receiver nor for the previous one's arrival, see ConnectionCost::pipelined); it takes α + n/B, where α is
-//   the route's effective
-//   latency (hop latencies plus the link kinds' per-message overheads) and B is the route's bottleneck
-//   bandwidth, each link split evenly among the channels whose connections cross it (channels run
-//   concurrently; the phases of one channel do not). This static share stands in for the contention the
-//   SimGrid backend models properly.
+//   receiver nor for the previous one's arrival, see is_pipelined in engine/model/protocol.hpp); it takes α +
+//   n/B, where α is the route's effective latency (hop latencies plus the link kinds' per-message overheads)
+//   and B is the route's bottleneck bandwidth, each link split evenly among the channels whose connections
+//   cross it (channels run concurrently; the phases of one channel do not). This static share stands in for
+//   the contention the SimGrid backend models properly.
 // - A RecvReduce adds n/γ (reduction throughput); a Copy or LocalReduce takes n/γ.
 // - Op start times follow the IR: after deps complete and after the channel predecessor starts.
 // With one channel and one chunk on a uniform single-switch topology, ring allreduce costs exactly

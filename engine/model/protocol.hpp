@@ -52,6 +52,17 @@ struct MessageCost {
 MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
                          double route_bandwidth_Bps);
 
+// False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
+// message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
+// protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is
+// ready and the wire is free (the previous message has been put on it), and the receive completes when the
+// data has arrived and the receiver has reached the op — so a step's latency is paid once per step of the
+// algorithm, not once per chunk (NCCL's own model: latency × steps + bytes / bandwidth). The 8-slot limit
+// itself is not modelled by the α-β walk (a sender never runs that far ahead of its own receives there).
+inline bool is_pipelined(Protocol protocol) {
+  return protocol != Protocol::Raw;
+}
+
 // Why a protocol does not apply to a set of route classes, or empty: NCCL enables LL128 only where the GPUs
 // of a node talk over NVLink (tuning.cc: LL128 is off over PCIe paths, where its 128-byte stores are not
 // guaranteed to arrive whole).

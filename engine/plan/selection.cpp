@@ -19,7 +19,9 @@ const Candidate& Selector::candidate(const Algorithm& algorithm, const Collectiv
                                      const topo::Topology& topology, const PlanOptions& options) {
   const Key key = key_of(spec, topology, options, algorithm.name);
   if (auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
-  Candidate c{algorithm.name, algorithm.supports(spec, topology, options), nullptr, 0};
+  Candidate c;
+  c.algorithm = algorithm.name;
+  c.support = algorithm.supports(spec, topology, options);
   if (c.support.ok) {
     auto schedule = std::make_shared<const CompactSchedule>(algorithm.compact(spec, topology, options));
     if (on_planned_) on_planned_(*schedule);
@@ -58,8 +60,9 @@ const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topolo
   }
   if (best) return *best;
   const Key key = key_of(spec, topology, options, "auto");
-  Candidate none{"auto", Support::no(fmt::format("no {} algorithm applies", to_string(spec.collective))),
-                 nullptr, 0};
+  Candidate none;
+  none.algorithm = "auto";
+  none.support = Support::no(fmt::format("no {} algorithm applies", to_string(spec.collective)));
   return cache_.insert_or_assign(key, std::move(none)).first->second;  // no algorithm is named "auto"
 }
 

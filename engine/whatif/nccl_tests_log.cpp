@@ -14,6 +14,19 @@
 namespace cclab {
 namespace {
 
+// nccl-tests' names, both ways: its programs (all_reduce_perf) and its type names.
+constexpr std::pair<Collective, std::string_view> kProgramNames[] = {
+    {Collective::AllReduce, "all_reduce"},
+    {Collective::ReduceScatter, "reduce_scatter"},
+    {Collective::AllGather, "all_gather"},
+    {Collective::Broadcast, "broadcast"},
+    {Collective::Reduce, "reduce"}};
+constexpr std::pair<DType, std::string_view> kTypeNames[] = {
+    {DType::F32, "float"}, {DType::F16, "half"}, {DType::BF16, "bfloat16"}};
+
+}  // namespace
+namespace {
+
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
@@ -71,18 +84,14 @@ std::optional<Collective> collective_of_program(std::string_view program) {
     program.remove_prefix(slash + 1);
   if (program.ends_with("_perf")) program.remove_suffix(5);
   if (program.ends_with("_mpi")) program.remove_suffix(4);
-  if (program == "all_reduce") return Collective::AllReduce;
-  if (program == "reduce_scatter") return Collective::ReduceScatter;
-  if (program == "all_gather") return Collective::AllGather;
-  if (program == "broadcast") return Collective::Broadcast;
-  if (program == "reduce") return Collective::Reduce;
+  for (const auto& [collective, name] : kProgramNames)
+    if (program == name) return collective;
   return std::nullopt;
 }
 
 std::optional<DType> dtype_of_nccl_type(std::string_view type) {
-  if (type == "float") return DType::F32;
-  if (type == "half") return DType::F16;
-  if (type == "bfloat16") return DType::BF16;
+  for (const auto& [dtype, name] : kTypeNames)
+    if (type == name) return dtype;
   return std::nullopt;
 }
 
@@ -202,30 +211,14 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
 }
 
 std::string nccl_tests_program(Collective collective) {
-  switch (collective) {
-    case Collective::AllReduce:
-      return "all_reduce_perf";
-    case Collective::ReduceScatter:
-      return "reduce_scatter_perf";
-    case Collective::AllGather:
-      return "all_gather_perf";
-    case Collective::Broadcast:
-      return "broadcast_perf";
-    case Collective::Reduce:
-      return "reduce_perf";
-  }
+  for (const auto& [c, name] : kProgramNames)
+    if (c == collective) return std::string(name) + "_perf";
   return "unknown_perf";
 }
 
 std::string nccl_tests_type(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "float";
-    case DType::F16:
-      return "half";
-    case DType::BF16:
-      return "bfloat16";
-  }
+  for (const auto& [d, name] : kTypeNames)
+    if (d == dtype) return std::string(name);
   return std::string(to_string(dtype));
 }
 
