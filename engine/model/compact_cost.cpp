@@ -88,9 +88,10 @@ std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::s
   return end;
 }
 
-// Lanes that share a walked pass (the leader's 2,048 intra-node reductions) often see the same thing: the
-// same ready times up to a shift and the same cost on every connection (member, peer, channel). The walk is
-// max and + of those, so its ends are the first lane's shifted alike (to rounding): walk once, reuse.
+// Lanes that share a pass (the leader's 2,048 intra-node reductions, hierarchical's 2,048 intra-node rings)
+// often see the same thing: the same ready times up to a shift and the same cost on every connection
+// (member, peer, channel). The walk and the ring recurrence are max and + of those, so the ends are the first
+// lane's shifted alike (to rounding): time once, reuse.
 class LaneMemo {
  public:
   explicit LaneMemo(const ConnectionCosts* costs) : costs_(costs) {}
@@ -152,12 +153,13 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
       for (std::size_t m = 0; m < ready.size(); ++m)
         ready[m] = rank_end[lane.ranks[m]];
       std::vector<double> end;
-      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        end = time_ring_pass(*ring, lane.ranks, ready, ring_model);
-      } else if (auto reused = memo.find(lane, ready)) {
+      if (auto reused = memo.find(lane, ready)) {
         end = std::move(*reused);
       } else {
-        end = walk_lane(s, lane, ready, costs, params);
+        if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
+          end = time_ring_pass(*ring, lane.ranks, ready, ring_model);
+        else
+          end = walk_lane(s, lane, ready, costs, params);
         memo.remember(lane, ready, end);
       }
       for (std::size_t m = 0; m < end.size(); ++m)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
 #include <vector>
 
 #include "common/error.hpp"
@@ -17,26 +16,45 @@ void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel) {
 }
 
 void ConnectionCosts::finish(Protocol protocol) {
-  // One route per rank pair, whatever the channels on it.
-  std::unordered_map<std::uint64_t, topo::Route> routes;
-  auto pair_key = [](std::uint64_t k) { return k >> 16; };
-  for (const auto& [k, conn] : connections_) {
-    if (routes.count(pair_key(k))) continue;
-    const int a = static_cast<int>(k >> 40), b = static_cast<int>((k >> 16) & 0xffffff);
-    routes.emplace(pair_key(k), topology_.route_between_ranks(a, b));
-  }
-  std::unordered_map<std::size_t, std::unordered_set<int>> channels_on_link;
-  for (const auto& [k, conn] : connections_) {
-    const int channel = static_cast<int>(k & 0xffff);
-    for (const topo::Hop& h : routes.at(pair_key(k)).hops)
-      channels_on_link[h.directed_id()].insert(channel / lanes_);
-  }
+  // One route per rank pair, whatever the channels on it; connections grouped by network channel, so that
+  // counting the channels on each link is one stamp per (link, channel) instead of a set per link.
+  std::unordered_map<std::uint64_t, std::uint32_t> route_of_pair;
+  std::vector<topo::Route> routes;
+  struct Pending {
+    int channel;
+    std::uint32_t route;
+    Entry* entry;
+  };
+  std::vector<Pending> pending;
+  pending.reserve(connections_.size());
   for (auto& [k, e] : connections_) {
-    const topo::Route& route = routes.at(pair_key(k));
+    const std::uint64_t pair = k >> 16;
+    auto [it, fresh] = route_of_pair.try_emplace(pair, static_cast<std::uint32_t>(routes.size()));
+    if (fresh) {
+      const int a = static_cast<int>(k >> 40), b = static_cast<int>((k >> 16) & 0xffffff);
+      routes.push_back(topology_.route_between_ranks(a, b));
+    }
+    pending.push_back({static_cast<int>(k & 0xffff) / lanes_, it->second, &e});
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const Pending& x, const Pending& y) { return x.channel < y.channel; });
+  const std::size_t directed_links = 2 * topology_.num_links();
+  std::vector<std::uint32_t> channels_on_link(directed_links, 0);
+  std::vector<int> last_channel(directed_links, -1);
+  for (const Pending& p : pending) {
+    for (const topo::Hop& h : routes[p.route].hops) {
+      if (last_channel[h.directed_id()] == p.channel) continue;
+      last_channel[h.directed_id()] = p.channel;
+      ++channels_on_link[h.directed_id()];
+    }
+  }
+  for (const Pending& p : pending) {
+    const topo::Route& route = routes[p.route];
+    Entry& e = *p.entry;
     e.route_latency_s = route.latency_s;
     e.route_bandwidth_Bps = std::numeric_limits<double>::infinity();
     for (const topo::Hop& h : route.hops) {
-      const double share = static_cast<double>(channels_on_link[h.directed_id()].size());
+      const double share = static_cast<double>(channels_on_link[h.directed_id()]);
       e.route_bandwidth_Bps =
           std::min(e.route_bandwidth_Bps, topology_.effective_bandwidth_Bps(h.link) / share);
     }
