@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "engine/ir/passes.hpp"
-#include "engine/model/ring_timing.hpp"
+#include "engine/model/pass_timing.hpp"
 #include "engine/model/walk.hpp"
 
 namespace cclab {
@@ -55,33 +55,13 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
   }
 }
 
-// A tree or explicit lane, expanded (within the memory budget) and walked from its members' ready times.
-std::vector<double> walk_lane(const CompactSchedule& s, const Lane& lane, std::span<const double> ready,
-                              const ConnectionCosts* costs, const CostParams& params) {
-  const Pass& pass = *lane.pass;
-  const Schedule* programs = nullptr;
-  Schedule expanded;
-  if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
-    programs = &ex->programs;
-  } else {
-    const auto& tree = std::get<TreePass>(pass);
-    require_within_memory_budget(
-        pass_op_count(pass) * kExplicitBytesPerOp,
-        fmt::format("the α-β walk of a {}-member tree lane ({} ops)", tree.members(), pass_op_count(pass)),
-        "use fewer channels or a larger --chunk");
-    CollectiveSpec spec = s.spec;
-    spec.collective = Collective::AllReduce;
-    spec.world_size = tree.members();
-    spec.count = tree.count;
-    spec.root = 0;
-    expanded = empty_schedule(spec, "tree");
-    for (int m = 0; m < tree.members(); ++m)
-      expand_tree_pass(tree, m, expanded.ranks[m]);
-    programs = &expanded;
-  }
+// An explicit lane, walked from its members' ready times.
+std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, const ConnectionCosts* costs,
+                              const CostParams& params) {
+  const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
   const WalkFrame frame{lane.ranks, ready};
   const RunResult run =
-      costs ? walk_alpha_beta(*programs, *costs, params, frame) : walk_steps(*programs, frame);
+      costs ? walk_alpha_beta(programs, *costs, params, frame) : walk_steps(programs, frame);
   std::vector<double> end(ready.begin(), ready.end());
   for (std::size_t m = 0; m < end.size(); ++m)
     end[m] = std::max(end[m], run.rank_end_s[m]);
@@ -144,7 +124,7 @@ class LaneMemo {
 std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCosts* costs,
                                   const CostParams& params, double start_s = 0) {
   std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), start_s);
-  const RingTimingModel ring_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
+  const PassTimingModel pass_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
   LaneMemo memo(costs);
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
@@ -157,9 +137,11 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
         end = std::move(*reused);
       } else {
         if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
-          end = time_ring_pass(*ring, lane.ranks, ready, ring_model);
+          end = time_ring_pass(*ring, lane.ranks, ready, pass_model);
+        else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
+          end = time_tree_pass(*tree, lane.ranks, ready, pass_model);
         else
-          end = walk_lane(s, lane, ready, costs, params);
+          end = walk_lane(lane, ready, costs, params);
         memo.remember(lane, ready, end);
       }
       for (std::size_t m = 0; m < end.size(); ++m)
@@ -191,6 +173,9 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
             ring->count % std::max<std::uint64_t>(n, 1) == 0 || full > CostParams{}.ring_exact_cells;
         work.ring_cells +=
             skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves : full;
+      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
+        // One cell per (member, chunk, channel), each a few transfers up and down.
+        work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree->channels();
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }

@@ -9,8 +9,9 @@
 //   overwritten), the one dependency that needs a table of P·(P-1)·K send times. O(C·P²·K) time, O(P²·K)
 //   memory, no ops materialized: a 1,024-GPU ring with 8 channels, 33.5 M ops as an explicit walk, is
 //   8.4 M recurrence cells.
-// - Tree and explicit passes: the lane is expanded and walked (engine/model/walk.hpp), within the memory
-//   budget.
+// - Tree passes: the expansion's program order generated per member, timed by a worklist over members and
+//   chunks (engine/model/tree_timing.cpp), O(C·P·K) time, O(P·K) memory.
+// - Explicit passes: the lane's programs are walked (engine/model/walk.hpp).
 // Link shares are those of the explicit walk: every connection of every lane is declared first.
 #pragma once
 
@@ -31,11 +32,12 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
 int count_compact_steps(const CompactSchedule& schedule);
 
 // What costing the schedule takes, counted in O(connections): the distinct rank pairs to route (each a
-// shortest-path search over the topology), the ring recurrence's cells, the ops of tree and explicit lanes
+// shortest-path search over the topology), the ring and tree recurrences' cells, the ops of explicit lanes
 // walked one by one. `cclab plan` skips the α-β figures when they would take long, and says why.
 struct CostWork {
   std::uint64_t routes = 0;
   std::uint64_t ring_cells = 0;
+  std::uint64_t tree_cells = 0;
   std::uint64_t walked_ops = 0;
 };
 CostWork estimate_cost_work(const CompactSchedule& schedule);

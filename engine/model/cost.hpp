@@ -28,7 +28,7 @@ struct CostParams {
   double copy_Bps = 8e11;  // device-local copy (read + write of HBM)
   // Ring passes whose blocks differ in size (the count does not divide by the members) are timed exactly up
   // to this many recurrence cells (channels x members x steps x chunks; 2^25 is a 1,024-GPU ring with 8
-  // channels); past it, with every block at its channel's mean size (engine/model/ring_timing.hpp).
+  // channels); past it, with every block at its channel's mean size (engine/model/pass_timing.hpp).
   std::uint64_t ring_exact_cells = std::uint64_t{1} << 25;
   // What a message costs beyond its route (engine/model/protocol.hpp): Raw is the route alone; LL, LL128 and
   // Simple add NCCL's step latencies, wire efficiency and launch cost; Auto costs each NCCL protocol that

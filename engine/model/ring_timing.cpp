@@ -1,4 +1,4 @@
-#include "engine/model/ring_timing.hpp"
+#include "engine/model/pass_timing.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +35,7 @@ bool uniform_increment(std::span<const double> now, std::span<const double> befo
 }  // namespace
 
 std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> global_rank,
-                                   std::span<const double> ready_s, const RingTimingModel& m) {
+                                   std::span<const double> ready_s, const PassTimingModel& m) {
   const int P = pass.members(), C = pass.channels(), K = pass.rounds();
   const std::size_t PK = static_cast<std::size_t>(P) * K;
   const bool rs = pass.reduce_scatter, ag = pass.allgather;
