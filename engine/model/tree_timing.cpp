@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,39 +31,46 @@ namespace {
 
 // Per (member, chunk) of one channel: the edge's four times, the reduction's end, the up arrivals kept.
 constexpr std::uint64_t kTreeBytesPerCell = 6 * sizeof(double);
-constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-bool known(double t) {
-  return !std::isnan(t);
-}
 
 // One connection per tree edge and direction: the k-th message's two ops' starts, the receive's end, the
-// send's end (the arrival), indexed [child member · K + k] (each member has at most one parent).
+// send's end (the arrival), indexed [child member · K + k] (each member has at most one parent). Ops start in
+// order, so counters say what is known: message k's send has started when k < sends[child], and it has been
+// timed when k < timed[child]; nothing is read before it is written, so the tables need no clearing.
 struct EdgeTimes {
   std::vector<double> send_start, recv_start, recv_end, send_end;
-  std::vector<int> next;  // per child member: the first message not yet timed
+  std::vector<int> sends, recvs, timed;  // per child member
   void reset(std::size_t members) {
-    for (auto* v : {&send_start, &recv_start, &recv_end, &send_end})
-      std::fill(v->begin(), v->end(), kUnknown);
-    next.assign(members, 0);
+    sends.assign(members, 0);
+    recvs.assign(members, 0);
+    timed.assign(members, 0);
   }
+};
+
+// The tables, kept per thread from one pass to the next: paging in a fresh 100 MB for each of the four runs
+// of a 16,384-member pass (the step count, three protocols) cost more than the recurrence.
+struct TreeScratch {
+  EdgeTimes edge;
+  std::vector<double> reduced_end, up_send_end;
 };
 
 class TreeChannelTimer {
  public:
   TreeChannelTimer(const TreePass& pass, std::span<const int> global_rank, std::span<const double> ready_s,
-                   const PassTimingModel& m)
+                   const PassTimingModel& m, TreeScratch& scratch)
       : pass_(pass),
         global_rank_(global_rank),
         m_(m),
         P_(pass.members()),
         K_(pass.rounds()),
         ready_(ready_s),
-        elems_(K_) {
-    // Sized once for every channel: reassigning buffers of this size would page them in again each time.
+        elems_(K_),
+        edge_(scratch.edge),
+        reduced_end_(scratch.reduced_end),
+        up_send_end_(scratch.up_send_end) {
     const std::size_t cells = static_cast<std::size_t>(P_) * K_;
     for (auto* v : {&edge_.send_start, &edge_.recv_start, &edge_.recv_end, &edge_.send_end, &reduced_end_,
                     &up_send_end_})
-      v->resize(cells);
+      if (v->size() < cells) v->resize(cells);
   }
 
   // Member end times over channel c's ops (at least the ready times).
@@ -73,7 +81,6 @@ class TreeChannelTimer {
     const ElemRange slice = partition(pass_.count, pass_.channels(), channel);
     for (int k = 0; k < K_; ++k)
       elems_[k] = static_cast<double>(partition(slice, K_, k).count);
-    std::fill(reduced_end_.begin(), reduced_end_.end(), kUnknown);
     member_end_.assign(ready_.begin(), ready_.end());
     if (!unit_steps()) {
       up_cost_.resize(P_);
@@ -108,7 +115,7 @@ class TreeChannelTimer {
   struct Cursor {
     int t = 0, op = 0;
     double last_start = 0;
-    double partial_end = kUnknown;  // up: the reduction of the current round's chunk so far
+    double partial_end = 0;  // up: the reduction of the current round's chunk so far
     bool queued = false;
   };
 
@@ -140,11 +147,10 @@ class TreeChannelTimer {
   // Times the messages of `child`'s connection whose two ops have started, in order.
   void try_transfers(int child, bool up) {
     const std::vector<ConnectionCost>& cost = up ? up_cost_ : down_cost_;
-    int& k = edge_.next[child];
-    for (; k < K_; ++k) {
+    int& k = edge_.timed[child];
+    for (const int started = std::min(edge_.sends[child], edge_.recvs[child]); k < started; ++k) {
       const std::size_t i = at(child, k);
       const double ss = edge_.send_start[i], rs = edge_.recv_start[i];
-      if (!known(ss) || !known(rs)) return;
       double arrival, recv_end;
       if (unit_steps()) {
         arrival = recv_end = std::max(ss, rs) + 1;
@@ -198,12 +204,14 @@ class TreeChannelTimer {
       if (c.op < n && posts) {  // R_j(t): starts with nothing to wait for
         const int child = children[c.op];
         edge_.recv_start[at(child, c.t)] = start(c, -std::numeric_limits<double>::infinity());
+        ++edge_.recvs[child];
         try_transfers(child, true);
       } else if (c.op < post_ops) {  // L_j(t), j = op - n + 1
         const int j = c.op - n + 1, k = c.t;
+        // R_0(k) (for j = 1) and R_j(k) must have completed; the transfer that completes one wakes x.
+        if ((j == 1 && !arrived(children[0], k)) || !arrived(children[j], k)) return;
         const double so_far = j == 1 ? edge_.recv_end[at(children[0], k)] : c.partial_end;
         const double got = edge_.recv_end[at(children[j], k)];
-        if (!known(so_far) || !known(got)) return;  // a transfer wakes it
         const double s = start(c, std::max(so_far, got));
         c.partial_end = s + local_s(k, m_.params.reduce_Bps);
         note_end(x, c.partial_end);
@@ -212,20 +220,26 @@ class TreeChannelTimer {
         const int k = c.t - kPostAhead;
         double deps = -std::numeric_limits<double>::infinity();
         if (n > 0) {
+          // With several children, L_{n-1}(k) came earlier in this program; with one, R_0(k) must complete.
+          if (n == 1 && !arrived(children[0], k)) return;
           deps = reduced_end_[at(x, k)];
-          if (!known(deps)) return;
         }
         edge_.send_start[at(x, k)] = start(c, deps);
+        ++edge_.sends[x];
         try_transfers(x, true);
       }
       next_op(c, ops_in_round);
     }
   }
 
-  // When member x has chunk k to send down (it has children): its receive from the parent, or at the root its
-  // reduction. Unknown until then.
-  double have_end(int x, int k) const {
-    return tree_->parent[x] >= 0 ? edge_.recv_end[at(x, k)] : reduced_end_[at(x, k)];
+  // Whether the k-th message from `child`'s connection (the current direction's) has been timed.
+  bool arrived(int child, int k) const { return k < edge_.timed[child]; }
+  // When member x has chunk k to send down (it has children): its receive from the parent (once timed), or at
+  // the root its reduction (timed in the up direction).
+  std::optional<double> have_end(int x, int k) const {
+    if (tree_->parent[x] < 0) return reduced_end_[at(x, k)];
+    if (!arrived(x, k)) return std::nullopt;
+    return edge_.recv_end[at(x, k)];
   }
 
   void advance_down(int x) {
@@ -246,13 +260,15 @@ class TreeChannelTimer {
           note_end(x, start(c, -std::numeric_limits<double>::infinity()) + local_s(k, m_.params.copy_Bps));
         } else {  // D(k): after the member's own send up of chunk k
           edge_.recv_start[at(x, k)] = start(c, up_send_end_[at(x, k)]);
+          ++edge_.recvs[x];
           try_transfers(x, false);
         }
       } else {  // F_j(t - 8)
         const int k = c.t - kPostAhead, child = children[c.op - post_ops];
-        const double have = have_end(x, k);
-        if (!known(have)) return;
-        edge_.send_start[at(child, k)] = start(c, have);
+        const std::optional<double> have = have_end(x, k);
+        if (!have) return;
+        edge_.send_start[at(child, k)] = start(c, *have);
+        ++edge_.sends[child];
         try_transfers(child, false);
       }
       next_op(c, ops_in_round);
@@ -268,13 +284,46 @@ class TreeChannelTimer {
   int up_ = 0, down_ = 1;
   std::span<const double> ready_;
   std::vector<double> elems_;
-  EdgeTimes edge_;
-  std::vector<double> reduced_end_, up_send_end_, member_end_;
+  EdgeTimes& edge_;
+  std::vector<double>&reduced_end_, &up_send_end_;
+  std::vector<double> member_end_;
   std::vector<ConnectionCost> up_cost_, down_cost_;
   std::vector<double> up_free_, down_free_;
   std::vector<Cursor> cursor_;
   std::vector<int> work_;
 };
+
+// What a channel's timing depends on, in the tree's breadth-first order from its root (children in order):
+// each member's child count and ready time, the costs of its connections to its parent, and the chunk sizes.
+// Two channels with equal signatures are timed alike, member for member in that order: on a DGX fabric the
+// trees of channels 0, 2, 4, 6 are one tree over local ranks shifted, with the same costs, so one is timed.
+struct ChannelSignature {
+  std::vector<int> order;  // members, breadth first
+  std::vector<double> values;
+  bool operator==(const ChannelSignature& o) const { return values == o.values; }
+};
+
+ChannelSignature signature(const TreePass& pass, int c, std::span<const int> global_rank,
+                           std::span<const double> ready_s, const PassTimingModel& m) {
+  const Tree& tree = pass.trees[c];
+  ChannelSignature sig;
+  sig.order.reserve(tree.parent.size());
+  sig.order.push_back(tree.root);
+  for (std::size_t i = 0; i < sig.order.size(); ++i)
+    for (int child : tree.children[sig.order[i]])
+      sig.order.push_back(child);
+  const ElemRange slice = partition(pass.count, pass.channels(), c);
+  sig.values.push_back(static_cast<double>(slice.count));  // with the rounds, fixes every chunk's size
+  for (int x : sig.order) {
+    sig.values.push_back(static_cast<double>(tree.children[x].size()));
+    sig.values.push_back(ready_s[x]);
+    if (m.costs == nullptr || tree.parent[x] < 0) continue;
+    const ConnectionCost& up = m.costs->at(global_rank[x], global_rank[tree.parent[x]], 2 * c);
+    const ConnectionCost& down = m.costs->at(global_rank[tree.parent[x]], global_rank[x], 2 * c + 1);
+    sig.values.insert(sig.values.end(), {up.latency_s, up.bandwidth_Bps, down.latency_s, down.bandwidth_Bps});
+  }
+  return sig;
+}
 
 }  // namespace
 
@@ -287,11 +336,25 @@ std::vector<double> time_tree_pass(const TreePass& pass, std::span<const int> gl
                   pass.rounds()),
       "use a larger --chunk");
   std::vector<double> end(ready_s.begin(), ready_s.end());
-  TreeChannelTimer timer(pass, global_rank, ready_s, model);
+  thread_local TreeScratch scratch;
+  TreeChannelTimer timer(pass, global_rank, ready_s, model, scratch);
+  struct Timed {
+    ChannelSignature signature;
+    std::vector<double> end_in_order;  // member ends in the signature's order
+  };
+  std::vector<Timed> timed;
   for (int c = 0; c < pass.channels(); ++c) {
-    const std::vector<double> channel_end = timer.run(c);
-    for (std::size_t x = 0; x < end.size(); ++x)
-      end[x] = std::max(end[x], channel_end[x]);
+    ChannelSignature sig = signature(pass, c, global_rank, ready_s, model);
+    auto same = std::find_if(timed.begin(), timed.end(), [&](const Timed& t) { return t.signature == sig; });
+    if (same == timed.end()) {
+      const std::vector<double> channel_end = timer.run(c);
+      Timed t{sig, {}};
+      for (int x : sig.order)
+        t.end_in_order.push_back(channel_end[x]);
+      same = timed.insert(timed.end(), std::move(t));
+    }
+    for (std::size_t i = 0; i < sig.order.size(); ++i)
+      end[sig.order[i]] = std::max(end[sig.order[i]], same->end_in_order[i]);
   }
   return end;
 }
