@@ -50,8 +50,8 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& 
              "busbw(GB/s)", "status");
   for (const Candidate& row : rows) {
     if (!row.support.ok) {
-      fmt::print("{:<18} {:<8} {:>12} {:>12} {:>12}  n/a: {}\n", row.algorithm, "-", "-", "-", "-",
-                 row.support.reason);
+      fmt::print("{:<18} {:<8} {:>12} {:>12} {:>12}  {}: {}\n", row.algorithm, "-", "-", "-", "-",
+                 row.pruned ? "cannot win" : "n/a", row.support.reason);
       continue;
     }
     const double algbw = row.time_s > 0 ? spec.bytes() / row.time_s / 1e9 : 0;
@@ -179,7 +179,7 @@ void run_plan(const PlanArgs& args) {
     // The table's candidates are planned once; the winner is the table's own plan.
     Selector selector(cost);
     fmt::print("cost table ({}, α-β model, {}):\n", topology.name(), describe(spec));
-    print_cost_table(spec, selector.table(spec, topology, options));
+    print_cost_table(spec, selector.auto_table(spec, topology, options));
     fmt::print("\n");
     const Candidate& best = selector.choose(spec, topology, "auto", options);
     if (!best.support.ok) throw ConfigError(best.support.reason);

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
 #include "engine/model/cost.hpp"
+#include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
@@ -329,6 +330,50 @@ TEST(Selection, PlansEachCandidateOnceAndReusesTheWinner) {
   (void)selector.choose(spec_for(t, Collective::AllReduce, 1 << 10, DType::F32), t, "ring");
   EXPECT_EQ(planned, applicable + 1);
   EXPECT_THROW(selector.choose(s, t, "no_such_algorithm"), ConfigError);
+}
+
+// `auto` skips a candidate only when its lower bound shows it cannot win: every bound stays at or below its
+// candidate's α-β time, and the choice equals the cheapest of the fully costed table, on single- and
+// multi-node presets, NVLink meshes, PCIe servers and an oversubscribed fabric, small to large sizes, under
+// the raw model and NCCL's protocols.
+TEST(Selection, AutoSkipsOnlyCandidatesThatCannotWin) {
+  int skipped = 0, bounded = 0;
+  for (const char* preset :
+       {"dgx_a100:2", "dgx_h100:4", "dgx_h100:3,fabric=rail", "dgx1_v100:2", "pcie_server:3,gpus=2",
+        "pcie_server:4,gpus=3,fabric=leaf_spine,leaf_size=2,oversub=2"}) {
+    const topo::Topology t = topo::make_preset(preset);
+    for (std::uint64_t count :
+         {std::uint64_t{2}, std::uint64_t{1} << 14, std::uint64_t{1} << 22, (std::uint64_t{1} << 26) + 3}) {
+      const CollectiveSpec s = spec_for(t, Collective::AllReduce, count, DType::F32);
+      for (Protocol protocol : {Protocol::Raw, Protocol::LL, Protocol::Simple, Protocol::Auto}) {
+        CostParams cost;
+        cost.protocol = protocol;
+        const std::string what = fmt::format("{} count {} protocol {}", preset, count, to_string(protocol));
+        const MessageBounds bounds(t, cost);
+        Selector full(cost);
+        const Candidate* cheapest = nullptr;
+        for (const Candidate& row : full.table(s, t)) {
+          if (!row.support.ok) continue;
+          const Algorithm& a = require_algorithm(Collective::AllReduce, row.algorithm);
+          const double bound =
+              a.unplanned_bound ? a.unplanned_bound(s, bounds) : compact_lower_bound_s(*row.schedule, bounds);
+          EXPECT_LE(bound, row.time_s * (1 + 1e-12)) << what << ": " << row.algorithm;
+          bounded += bound > 0;
+          const Candidate& cached = full.choose(s, t, row.algorithm);
+          if (!cheapest || cached.time_s < cheapest->time_s) cheapest = &cached;
+        }
+        ASSERT_NE(cheapest, nullptr) << what;
+        Selector pruning(cost);
+        for (const Candidate& row : pruning.auto_table(s, t))
+          skipped += row.pruned;
+        const Candidate& chosen = pruning.choose(s, t, "auto");
+        EXPECT_EQ(chosen.algorithm, cheapest->algorithm) << what;
+        EXPECT_EQ(chosen.time_s, cheapest->time_s) << what;
+      }
+    }
+  }
+  EXPECT_GT(skipped, 100) << skipped;  // the bounds do prune
+  EXPECT_GT(bounded, 200) << bounded;
 }
 
 TEST(Selection, PicksTheCheapestAndExplainsTheRest) {

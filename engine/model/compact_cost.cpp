@@ -126,6 +126,11 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   std::vector<double> rank_end(static_cast<std::size_t>(s.world_size()), start_s);
   const PassTimingModel pass_model{costs, params, static_cast<double>(dtype_size_bytes(s.spec.dtype))};
   LaneMemo memo(costs);
+  // Only passes that several lanes run are worth remembering (a 16,384-member tree's connections are not).
+  std::unordered_map<const Pass*, int> lanes_of_pass;
+  for (const Phase& phase : s.phases())
+    for (const Lane& lane : phase.lanes)
+      ++lanes_of_pass[lane.pass.get()];
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
@@ -133,7 +138,8 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
       for (std::size_t m = 0; m < ready.size(); ++m)
         ready[m] = rank_end[lane.ranks[m]];
       std::vector<double> end;
-      if (auto reused = memo.find(lane, ready)) {
+      const bool shared = lanes_of_pass[lane.pass.get()] > 1;
+      if (auto reused = shared ? memo.find(lane, ready) : std::nullopt) {
         end = std::move(*reused);
       } else {
         if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
@@ -142,7 +148,7 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
           end = time_tree_pass(*tree, lane.ranks, ready, pass_model);
         else
           end = walk_lane(lane, ready, costs, params);
-        memo.remember(lane, ready, end);
+        if (shared) memo.remember(lane, ready, end);
       }
       for (std::size_t m = 0; m < end.size(); ++m)
         rank_end[lane.ranks[m]] = end[m];

@@ -1,7 +1,9 @@
 #include "engine/model/connections.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -13,6 +15,45 @@ ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_c
 
 void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel) {
   connections_.try_emplace(key(from_rank, to_rank, ir_channel));
+}
+
+std::vector<topo::Route> ConnectionCosts::route_all(const std::vector<std::uint64_t>& pairs) const {
+  std::vector<topo::Route> routes(pairs.size());
+  auto route = [&](std::size_t i) {
+    routes[i] = topology_.route_between_ranks(static_cast<int>(pairs[i] >> 24),
+                                              static_cast<int>(pairs[i] & 0xffffff));
+  };
+  // Routing is most of what costing a large schedule takes (a 16,384-GPU tree has 262 k rank pairs); the
+  // searches are independent (per-thread scratch, a locked cache), so they spread over the cores.
+  constexpr std::size_t kParallelPairs = 4096;
+  const std::size_t workers = std::min<std::size_t>(8, std::thread::hardware_concurrency());
+  if (pairs.size() < kParallelPairs || workers < 2) {
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      route(i);
+    return routes;
+  }
+  // A pair with no route left (failed links) throws: the error of the first such pair, as in one thread.
+  std::vector<std::exception_ptr> failed(workers);
+  std::vector<std::size_t> failed_at(workers, pairs.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        for (std::size_t i = w; i < pairs.size(); i += workers) {
+          try {
+            route(i);
+          } catch (...) {
+            failed[w] = std::current_exception();
+            failed_at[w] = i;
+            return;
+          }
+        }
+      });
+    }
+  }
+  const auto first = std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin();
+  if (failed[first]) std::rethrow_exception(failed[first]);
+  return routes;
 }
 
 void ConnectionCosts::finish(Protocol protocol) {
@@ -27,15 +68,14 @@ void ConnectionCosts::finish(Protocol protocol) {
   };
   std::vector<Pending> pending;
   pending.reserve(connections_.size());
+  std::vector<std::uint64_t> pairs;
   for (auto& [k, e] : connections_) {
     const std::uint64_t pair = k >> 16;
-    auto [it, fresh] = route_of_pair.try_emplace(pair, static_cast<std::uint32_t>(routes.size()));
-    if (fresh) {
-      const int a = static_cast<int>(k >> 40), b = static_cast<int>((k >> 16) & 0xffffff);
-      routes.push_back(topology_.route_between_ranks(a, b));
-    }
+    auto [it, fresh] = route_of_pair.try_emplace(pair, static_cast<std::uint32_t>(pairs.size()));
+    if (fresh) pairs.push_back(pair);
     pending.push_back({static_cast<int>(k & 0xffff) / lanes_, it->second, &e});
   }
+  routes = route_all(pairs);
   std::sort(pending.begin(), pending.end(),
             [](const Pending& x, const Pending& y) { return x.channel < y.channel; });
   const std::size_t directed_links = 2 * topology_.num_links();

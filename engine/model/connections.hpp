@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/model/protocol.hpp"
 #include "topology/topology.hpp"
@@ -49,6 +50,9 @@ class ConnectionCosts {
     double route_latency_s = 0, route_bandwidth_Bps = 0;
     RouteClass cls = RouteClass::Local;
   };
+  // The routes of rank pairs (from << 24 | to), searched on all cores for many pairs.
+  std::vector<topo::Route> route_all(const std::vector<std::uint64_t>& pairs) const;
+
   const topo::Topology& topology_;
   int lanes_;
   Protocol protocol_ = Protocol::Raw;

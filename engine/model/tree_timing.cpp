@@ -16,7 +16,12 @@
 // per connection. State is O(members · chunks) per channel, where the walk of the expansion needs O(ops).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <memory>
+#include <new>
+
+#include <sys/mman.h>
 #include <optional>
 
 #include <fmt/format.h>
@@ -36,8 +41,43 @@ constexpr std::uint64_t kTreeBytesPerCell = 6 * sizeof(double);
 // send's end (the arrival), indexed [child member · K + k] (each member has at most one parent). Ops start in
 // order, so counters say what is known: message k's send has started when k < sends[child], and it has been
 // timed when k < timed[child]; nothing is read before it is written, so the tables need no clearing.
+// A table of times that is never read before it is written: allocated without zeroing, in transparent huge
+// pages where the kernel offers them on request (paging in 100 MB of 4 KiB pages took as long as two runs of
+// a 16,384-member pass).
+class Times {
+ public:
+  void fit(std::size_t n) {
+    if (n <= size_) return;
+    constexpr std::size_t kHugePage = std::size_t{2} << 20;
+    const std::size_t bytes = (n * sizeof(double) + kHugePage - 1) / kHugePage * kHugePage;
+    data_.reset(static_cast<double*>(std::aligned_alloc(kHugePage, bytes)));
+    if (!data_) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    madvise(data_.get(), bytes, MADV_HUGEPAGE);  // advice only: without it, ordinary pages
+#endif
+    size_ = n;
+  }
+  double& operator[](std::size_t i) {
+    return data_[i];
+  }
+  double operator[](std::size_t i) const {
+    return data_[i];
+  }
+  void swap(Times& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+  }
+
+ private:
+  struct Free {
+    void operator()(double* p) const { std::free(p); }
+  };
+  std::unique_ptr<double[], Free> data_;
+  std::size_t size_ = 0;
+};
+
 struct EdgeTimes {
-  std::vector<double> send_start, recv_start, recv_end, send_end;
+  Times send_start, recv_start, recv_end, send_end;
   std::vector<int> sends, recvs, timed;  // per child member
   void reset(std::size_t members) {
     sends.assign(members, 0);
@@ -50,7 +90,7 @@ struct EdgeTimes {
 // of a 16,384-member pass (the step count, three protocols) cost more than the recurrence.
 struct TreeScratch {
   EdgeTimes edge;
-  std::vector<double> reduced_end, up_send_end;
+  Times reduced_end, up_send_end;
 };
 
 class TreeChannelTimer {
@@ -70,11 +110,12 @@ class TreeChannelTimer {
     const std::size_t cells = static_cast<std::size_t>(P_) * K_;
     for (auto* v : {&edge_.send_start, &edge_.recv_start, &edge_.recv_end, &edge_.send_end, &reduced_end_,
                     &up_send_end_})
-      if (v->size() < cells) v->resize(cells);
+      v->fit(cells);
   }
 
   // Member end times over channel c's ops (at least the ready times).
-  std::vector<double> run(int channel) {
+  // `order`: the members breadth first from the root.
+  std::vector<double> run(int channel, const std::vector<int>& order) {
     tree_ = &pass_.trees[channel];
     up_ = 2 * channel;
     down_ = up_ + 1;
@@ -93,11 +134,11 @@ class TreeChannelTimer {
       }
     }
     edge_.reset(P_);
-    run_direction(true);
+    run_direction(true, order);
     // The broadcast reuses the edge arrays; the up direction's arrivals are what D(k) waits for.
-    std::swap(up_send_end_, edge_.send_end);
+    up_send_end_.swap(edge_.send_end);
     edge_.reset(P_);
-    run_direction(false);
+    run_direction(false, order);
     return member_end_;
   }
 
@@ -119,29 +160,36 @@ class TreeChannelTimer {
     bool queued = false;
   };
 
-  void run_direction(bool up) {
+  // Up, a member's ops wait only for its children's transfers, and down only for its parent's: taken leaves
+  // first going up and root first going down, every member runs to its end in one go (the worklist only
+  // catches what that order leaves, so any order gives the same times).
+  void run_direction(bool up, const std::vector<int>& order) {
     cursor_.assign(P_, Cursor{});
     (up ? up_free_ : down_free_).assign(P_, 0.0);
     work_.clear();
-    for (int x = P_ - 1; x >= 0; --x) {
-      cursor_[x].last_start = ready_[x];
-      cursor_[x].queued = true;
-      work_.push_back(x);
-    }
+    for (int x = 0; x < P_; ++x)
+      cursor_[x].last_start = ready_[x], cursor_[x].queued = true;
+    if (up)
+      work_.assign(order.begin(), order.end());  // popped from the back: deepest first
+    else
+      work_.assign(order.rbegin(), order.rend());
     while (!work_.empty()) {
       const int x = work_.back();
       work_.pop_back();
       cursor_[x].queued = false;
+      running_ = x;
       up ? advance_up(x) : advance_down(x);
     }
+    running_ = -1;
     for (int x = 0; x < P_; ++x)
       if (cursor_[x].t < K_ + kPostAhead)
         throw PlanError(
             fmt::format("tree pass timing stalled at member {} (round {}): a planner bug", x, cursor_[x].t));
   }
 
+  // A member whose receive has been timed may go on; the running one goes on by itself.
   void wake(int x) {
-    if (!cursor_[x].queued) cursor_[x].queued = true, work_.push_back(x);
+    if (x != running_ && !cursor_[x].queued) cursor_[x].queued = true, work_.push_back(x);
   }
 
   // Times the messages of `child`'s connection whose two ops have started, in order.
@@ -285,12 +333,13 @@ class TreeChannelTimer {
   std::span<const double> ready_;
   std::vector<double> elems_;
   EdgeTimes& edge_;
-  std::vector<double>&reduced_end_, &up_send_end_;
+  Times &reduced_end_, &up_send_end_;
   std::vector<double> member_end_;
   std::vector<ConnectionCost> up_cost_, down_cost_;
   std::vector<double> up_free_, down_free_;
   std::vector<Cursor> cursor_;
   std::vector<int> work_;
+  int running_ = -1;
 };
 
 // What a channel's timing depends on, in the tree's breadth-first order from its root (children in order):
@@ -347,7 +396,7 @@ std::vector<double> time_tree_pass(const TreePass& pass, std::span<const int> gl
     ChannelSignature sig = signature(pass, c, global_rank, ready_s, model);
     auto same = std::find_if(timed.begin(), timed.end(), [&](const Timed& t) { return t.signature == sig; });
     if (same == timed.end()) {
-      const std::vector<double> channel_end = timer.run(c);
+      const std::vector<double> channel_end = timer.run(c, sig.order);
       Timed t{sig, {}};
       for (int x : sig.order)
         t.end_in_order.push_back(channel_end[x]);

@@ -4,17 +4,29 @@
 
 namespace cclab::planners {
 
+HalvingDoublingLayout::HalvingDoublingLayout(int world) {
+  while (pow2 * 2 <= world)
+    pow2 *= 2;
+  extra = world - pow2;
+}
+
+int HalvingDoublingLayout::log2() const {
+  int steps = 0;
+  for (int m = pow2 / 2; m >= 1; m /= 2)
+    ++steps;
+  return steps;
+}
+
 Schedule halving_doubling_allreduce(const CollectiveSpec& spec) {
   Schedule s = empty_schedule(spec, "halving_doubling");
   const int world = spec.world_size;
-  int pow2 = 1;
-  while (pow2 * 2 <= world)
-    pow2 *= 2;
-  const int extra = world - pow2;  // ranks 0..2*extra-1 pair up before and after
+  const HalvingDoublingLayout layout(world);
+  const int pow2 = layout.pow2;
+  const int extra = layout.extra;  // ranks 0..2*extra-1 pair up before and after
   const ElemRange all{0, spec.count};
   auto in = [](ElemRange e) { return Chunk{Buffer::Input, e.offset, e.count}; };
   auto out = [](ElemRange e) { return Chunk{Buffer::Output, e.offset, e.count}; };
-  auto rank_of = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  auto rank_of = [&](int v) { return layout.rank_of(v); };
 
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
@@ -83,14 +84,18 @@ CompactSchedule explicit_plan(Schedule s) {
 std::vector<Algorithm> make_registry() {
   std::vector<Algorithm> list;
   auto add = [&](std::string name, Collective c, std::string description, auto supports, auto plan) {
-    list.push_back(Algorithm{std::move(name), c, std::move(description), supports,
+    list.push_back(Algorithm{std::move(name),
+                             c,
+                             std::move(description),
+                             supports,
                              [plan, c](const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
                                CCLAB_ENFORCE(spec.collective == c, "planner for {} given {}", to_string(c),
                                              to_string(spec.collective));
                                CompactSchedule s = plan(spec, t, o);
                                s.params.chunk_bytes = o.chunk_bytes;
                                return s;
-                             }});
+                             },
+                             {}});
   };
   add("ring", Collective::AllReduce,
       "ring reduce-scatter + allgather, chunked, one ring per channel (rail-rotated)", any,
@@ -118,6 +123,7 @@ std::vector<Algorithm> make_registry() {
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::halving_doubling_allreduce(s));
       });
+  list.back().unplanned_bound = halving_doubling_lower_bound_s;
   add("ring", Collective::ReduceScatter, "ring reduce-scatter, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_reduce_scatter(s, rings_for(t, o), chunk_of(o, s));

@@ -15,6 +15,8 @@
 
 namespace cclab {
 
+class MessageBounds;  // engine/model/lower_bound.hpp
+
 struct PlanOptions {
   std::uint64_t chunk_bytes = 1 << 20;  // pipeline chunk; 0 = one chunk per block
   int channels = 0;                     // 0 = the algorithm's default for the topology
@@ -35,6 +37,9 @@ struct Algorithm {
   std::function<Support(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> supports;
   // Plans the compact form: O(C·P) for ring and tree passes, whatever the chunking.
   std::function<CompactSchedule(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> compact;
+  // Optional: a lower bound of the α-β time without planning (engine/model/lower_bound.hpp), for algorithms
+  // whose plan is dear to make at scale (explicit passes); the others are bounded from their compact plan.
+  std::function<double(const CollectiveSpec&, const MessageBounds&)> unplanned_bound;
   // The explicit form: compact(...) expanded on every rank.
   Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
     return to_explicit(compact(spec, t, o));

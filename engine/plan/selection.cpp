@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/lower_bound.hpp"
 
 namespace cclab {
 
@@ -16,14 +17,17 @@ Selector::Key Selector::key_of(const CollectiveSpec& spec, const topo::Topology&
 }
 
 const Candidate& Selector::candidate(const Algorithm& algorithm, const CollectiveSpec& spec,
-                                     const topo::Topology& topology, const PlanOptions& options) {
+                                     const topo::Topology& topology, const PlanOptions& options,
+                                     std::shared_ptr<const CompactSchedule> planned) {
   const Key key = key_of(spec, topology, options, algorithm.name);
   if (auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
   Candidate c;
   c.algorithm = algorithm.name;
   c.support = algorithm.supports(spec, topology, options);
   if (c.support.ok) {
-    auto schedule = std::make_shared<const CompactSchedule>(algorithm.compact(spec, topology, options));
+    auto schedule = planned
+                        ? std::move(planned)
+                        : std::make_shared<const CompactSchedule>(algorithm.compact(spec, topology, options));
     if (on_planned_) on_planned_(*schedule);
     // A candidate whose model would not fit the memory budget (a tree lane walked as ops, the send table of a
     // huge ring) is reported as not costed instead of failing the whole selection.
@@ -50,13 +54,76 @@ std::vector<Candidate> Selector::table(const CollectiveSpec& spec, const topo::T
   return rows;
 }
 
+std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const topo::Topology& topology,
+                                            const PlanOptions& options) {
+  const std::vector<const Algorithm*> list = algorithms_for(spec.collective);
+  std::vector<std::optional<Candidate>> rows(list.size());
+  // Candidates not costed yet, with their bounds (and plans, where the bound needed one).
+  struct Pending {
+    std::size_t index;
+    double bound_s;
+    std::shared_ptr<const CompactSchedule> planned;
+  };
+  std::vector<Pending> pending;
+  std::optional<MessageBounds> bounds;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Algorithm& a = *list[i];
+    if (auto hit = cache_.find(key_of(spec, topology, options, a.name)); hit != cache_.end()) {
+      rows[i] = hit->second;
+      continue;
+    }
+    if (!a.supports(spec, topology, options).ok) {
+      rows[i] = candidate(a, spec, topology, options);
+      continue;
+    }
+    if (!bounds) bounds.emplace(topology, cost_);
+    if (a.unplanned_bound) {
+      pending.push_back({i, a.unplanned_bound(spec, *bounds), nullptr});
+    } else {
+      auto planned = std::make_shared<const CompactSchedule>(a.compact(spec, topology, options));
+      pending.push_back({i, compact_lower_bound_s(*planned, *bounds), std::move(planned)});
+    }
+  }
+  // The best so far, ties to the earlier row (as choose's registry order decides them).
+  std::optional<std::size_t> best;
+  auto consider = [&](std::size_t i) {
+    if (rows[i]->support.ok && (!best || rows[i]->time_s < rows[*best]->time_s ||
+                                (rows[i]->time_s == rows[*best]->time_s && i < *best)))
+      best = i;
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i]) consider(i);
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const Pending& x, const Pending& y) { return x.bound_s < y.bound_s; });
+  for (Pending& p : pending) {
+    const bool cannot_win =
+        best && (p.bound_s > rows[*best]->time_s || (p.bound_s == rows[*best]->time_s && p.index > *best));
+    if (cannot_win) {
+      Candidate c;
+      c.algorithm = list[p.index]->name;
+      c.pruned = true;
+      c.support = Support::no(fmt::format("not costed: at least {:.6g} s (lower bound), {} takes {:.6g} s",
+                                          p.bound_s, rows[*best]->algorithm, rows[*best]->time_s));
+      rows[p.index] = std::move(c);
+      continue;
+    }
+    rows[p.index] = candidate(*list[p.index], spec, topology, options, std::move(p.planned));
+    consider(p.index);
+  }
+  std::vector<Candidate> out;
+  for (auto& row : rows)
+    out.push_back(std::move(*row));
+  return out;
+}
+
 const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topology& topology,
                                   std::string_view name, const PlanOptions& options) {
   if (name != "auto") return candidate(require_algorithm(spec.collective, name), spec, topology, options);
   const Candidate* best = nullptr;
-  for (const Algorithm* a : algorithms_for(spec.collective)) {
-    const Candidate& c = candidate(*a, spec, topology, options);
-    if (c.support.ok && (!best || c.time_s < best->time_s)) best = &c;
+  for (const Candidate& row : auto_table(spec, topology, options)) {
+    if (!row.support.ok) continue;
+    const Candidate& c = cache_.at(key_of(spec, topology, options, row.algorithm));
+    if (!best || c.time_s < best->time_s) best = &c;
   }
   if (best) return *best;
   const Key key = key_of(spec, topology, options, "auto");

@@ -40,6 +40,7 @@ struct Candidate {
   double time_s = 0;                                // α-β time, when support.ok
   Protocol protocol = Protocol::Raw;                // the protocol of time_s
   std::vector<std::pair<Protocol, double>> by_protocol;
+  bool pruned = false;  // auto_table: not costed, its lower bound showed it cannot win
 };
 
 class Selector {
@@ -55,9 +56,14 @@ class Selector {
   // selector: it is part of the cache key by address.
   const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                           const PlanOptions& options = {});
-  // Every algorithm of the collective, in registry order.
+  // Every algorithm of the collective, in registry order, each costed.
   std::vector<Candidate> table(const CollectiveSpec& spec, const topo::Topology& topology,
                                const PlanOptions& options = {});
+  // What choose(..., "auto") costs: the candidates in the order of their lower bounds
+  // (engine/model/lower_bound.hpp), skipping those whose bound shows they cannot win; rows in registry
+  // order, a skipped one with support.ok false, `pruned` set and its bound in the reason.
+  std::vector<Candidate> auto_table(const CollectiveSpec& spec, const topo::Topology& topology,
+                                    const PlanOptions& options = {});
 
  private:
   using Key = std::tuple<const topo::Topology*, Collective, std::uint64_t, DType, ReduceOp, int, int,
@@ -65,7 +71,8 @@ class Selector {
   static Key key_of(const CollectiveSpec& spec, const topo::Topology& topology, const PlanOptions& options,
                     std::string_view name);
   const Candidate& candidate(const Algorithm& algorithm, const CollectiveSpec& spec,
-                             const topo::Topology& topology, const PlanOptions& options);
+                             const topo::Topology& topology, const PlanOptions& options,
+                             std::shared_ptr<const CompactSchedule> planned = nullptr);
 
   CostParams cost_;
   OnPlanned on_planned_;
