@@ -1,5 +1,6 @@
 #include "sim/platform.hpp"
 
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -41,7 +42,7 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 }  // namespace
 
 void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<double(int, int)>& extra_latency_s, bool delay_host) {
+                    const std::function<ProtocolLink(int, int)>& protocol_link, bool delay_host) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
@@ -60,13 +61,16 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
       hops.emplace_back(links.at(h.link),
                         h.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
     }
-    const double extra = extra_latency_s ? extra_latency_s(pairs[i].first, pairs[i].second) : 0.0;
-    if (extra > 0) {
-      // Latency only: a fat pipe whose bandwidth never binds, private to the pair.
-      hops.emplace_back(zone->create_link(fmt::format("protocol{}-{}", pairs[i].first, pairs[i].second), 1e18)
-                            ->set_latency(extra)
-                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                            ->seal());
+    const ProtocolLink extra =
+        protocol_link ? protocol_link(pairs[i].first, pairs[i].second) : ProtocolLink{};
+    if (extra.latency_s > 0 || std::isfinite(extra.bandwidth_Bps)) {
+      // Private to the pair; a fat pipe, so that its ceiling applies to each message alone.
+      const double bandwidth = std::isfinite(extra.bandwidth_Bps) ? extra.bandwidth_Bps : 1e18;
+      hops.emplace_back(
+          zone->create_link(fmt::format("protocol{}-{}", pairs[i].first, pairs[i].second), bandwidth)
+              ->set_latency(extra.latency_s)
+              ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+              ->seal());
     }
     zone->add_route(hosts[pairs[i].first]->get_netpoint(), hosts[pairs[i].second]->get_netpoint(), nullptr,
                     nullptr, hops, false);

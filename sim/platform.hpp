@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,10 +19,16 @@ namespace cclab::sim {
 using RankPairs = std::vector<std::pair<int, int>>;
 
 // Creates the platform in the running SimGrid engine (must be called once, before the simulation).
-// `extra_latency_s(a, b)`, when given, adds a private link of that latency (and no bandwidth limit) at the
-// end of the route a -> b: what a protocol's step latency adds to the route's own (sim/simulator.hpp).
+// What a protocol adds to the route a -> b (sim/simulator.hpp): the latency its step costs beyond the
+// route's own, and a ceiling on each message's rate on the wire (NCCL's LL/LL128 ceilings).
+struct ProtocolLink {
+  double latency_s = 0;
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+};
+// `protocol_link(a, b)`, when given and not empty, adds a private link with those at the end of the route
+// a -> b; a fat pipe, so that it limits every message on its own and shares nothing.
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<double(int, int)>& extra_latency_s = {}, bool delay_host = false);
+                    const std::function<ProtocolLink(int, int)>& protocol_link = {}, bool delay_host = false);
 // A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever
 // else runs (the simulator's timers).
 inline constexpr const char* kDelayHost = "cclab-timers";

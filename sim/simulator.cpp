@@ -51,8 +51,9 @@ std::uint64_t connection_key(int a, int b, int channel) {
 // whatever it unblocks.
 class Driver {
  public:
+  // `costs`: the α-β model's connections of `s` under the protocol, for a pipelined one.
   Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
-         sg4::Host* delay_host, const SimParams& params)
+         sg4::Host* delay_host, const SimParams& params, std::optional<ConnectionCosts> costs)
       : s_(s),
         topology_(topology),
         hosts_(hosts),
@@ -78,9 +79,8 @@ class Driver {
     if (auto e = check_structure(s, matching)) throw PlanError(*e);
     partner_ = std::move(matching.partner);
     if (pipelined_) {
-      costs_.emplace(topology, s.lanes_per_channel);
-      add_connections(s, *costs_);
-      costs_->finish(protocol_);
+      CCLAB_ENFORCE(costs.has_value(), "a pipelined protocol needs the connections' costs");
+      costs_.emplace(std::move(*costs));
     }
   }
 
@@ -302,22 +302,31 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 
   const int world = s.world_size();
   const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
-  // What a protocol adds to a route's own latency: the α-β model's max(route, step latency) - route.
-  std::function<double(int, int)> extra_latency;
-  if (params.protocol != Protocol::Raw) {
-    extra_latency = [&](int a, int b) {
+  // What a protocol adds to a route: the α-β model's max(route, step latency) - route, and its ceiling on a
+  // message's payload rate (on the wire: payload / efficiency).
+  std::optional<ConnectionCosts> costs;
+  std::function<ProtocolLink(int, int)> protocol_link;
+  if (is_pipelined(params.protocol)) {
+    costs.emplace(t, s.lanes_per_channel);
+    add_connections(s, *costs);
+    costs->finish(params.protocol);
+    const double wire_cap_Bps =
+        costs->bandwidth_cap_Bps() / protocol_constants(params.protocol).wire_efficiency;
+    protocol_link = [&, wire_cap_Bps](int a, int b) {
       const topo::Route route = t.route_between_ranks(a, b);
-      return message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s -
-             route.latency_s;
+      return ProtocolLink{
+          message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s -
+              route.latency_s,
+          wire_cap_Bps};
     };
   }
-  build_platform(t, world, pairs_of(s), host_speed, extra_latency, is_pipelined(params.protocol));
+  build_platform(t, world, pairs_of(s), host_speed, protocol_link, is_pipelined(params.protocol));
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world; ++r)
     hosts.push_back(sg4::Host::by_name(host_name(t, r)));
 
   sg4::Host* delay_host = is_pipelined(params.protocol) ? sg4::Host::by_name(kDelayHost) : nullptr;
-  Driver driver(s, t, hosts, delay_host, params);
+  Driver driver(s, t, hosts, delay_host, params, std::move(costs));
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
   engine.run();

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
@@ -263,6 +264,37 @@ TEST(Cost, ProtocolsMatchTheirClosedForms) {
       EXPECT_NEAR(got, ideal, 1e-9 * ideal) << to_string(protocol) << p;
       EXPECT_LT(got, store_and_forward) << to_string(protocol) << p;
     }
+  }
+}
+
+// NCCL's LL and LL128 ceilings per GPU architecture: a bandwidth-bound ring under LL reaches llMaxBws (the
+// bus bandwidth of the whole ring) and under LL128 perChMaxRingLL128Bws per channel, no more; with the
+// architecture unknown, nothing caps them. Values: NCCL 2.30 tuning.cc (Hopper one node 141 GB/s LL, 36.7
+// GB/s per channel LL128; Ampere 87.7; two Hopper nodes 45).
+TEST(Cost, ProtocolCeilingsFollowTheGpuArchitecture) {
+  auto busbw = [](const topo::Topology& t, Protocol protocol) {
+    CostParams params;
+    params.protocol = protocol;
+    const CollectiveSpec s = spec_for(t, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
+    const CompactSchedule ring = require_algorithm(Collective::AllReduce, "ring").compact(s, t, {});
+    const double seconds = estimate_compact_cost(ring, t, params).total_s;
+    return std::pair{s.bytes() / seconds * 2.0 * (s.world_size - 1) / s.world_size, ring.num_channels()};
+  };
+  struct Case {
+    const char* preset;
+    double ll_GBps, ll128_per_channel_GBps;
+  };
+  for (const Case& c :
+       {Case{"dgx_h100:1", 141.0, 36.7}, Case{"dgx_a100:1", 87.7, 20.0}, Case{"dgx_h100:2", 45.0, 36.7}}) {
+    topo::Topology t = topo::make_preset(c.preset);
+    const auto [ll, channels] = busbw(t, Protocol::LL);
+    EXPECT_LE(ll, c.ll_GBps * 1e9 * (1 + 1e-9)) << c.preset;
+    EXPECT_GT(ll, 0.9 * c.ll_GBps * 1e9) << c.preset;  // 1 GiB is bandwidth-bound: the ceiling binds
+    const auto [ll128, unused] = busbw(t, Protocol::LL128);
+    EXPECT_LE(ll128, c.ll128_per_channel_GBps * 1e9 * channels * (1 + 1e-9)) << c.preset;
+    t.set_gpu_arch(std::nullopt);
+    EXPECT_GT(busbw(t, Protocol::LL).first, 1.2 * ll) << c.preset << ": no architecture, no ceiling";
+    EXPECT_GE(busbw(t, Protocol::LL128).first, ll128) << c.preset;
   }
 }
 

@@ -329,6 +329,9 @@ TEST(Yaml, RoundTrip) {
     EXPECT_EQ(text.find("9999"), std::string::npos) << text;
   }
   const std::string a100 = dump_topology_yaml(make_preset("dgx_a100:1"));
+  EXPECT_NE(a100.find("gpu_arch: ampere"), std::string::npos) << a100;
+  EXPECT_EQ(parse_topology_yaml(a100).gpu_arch(), GpuArch::Ampere);
+  EXPECT_EQ(make_preset("pcie_server:1").gpu_arch(), std::nullopt);  // a generic GPU: no NCCL ceilings
   EXPECT_NE(a100.find("bandwidth: 300GB/s, latency: 0.5us"), std::string::npos) << a100;
   EXPECT_NE(a100.find("bandwidth: 31.507692307692306GB/s"), std::string::npos) << a100;
 }
@@ -374,6 +377,11 @@ std::string replace(std::string text, const std::string& from, const std::string
 
 TEST(YamlErrors, ValidFileLoads) {
   EXPECT_EQ(parse_topology_yaml(kValid).gpus().size(), 2u);
+}
+TEST(YamlErrors, GpuArch) {
+  EXPECT_EQ(parse_topology_yaml(replace(kValid, "name: tiny", "name: tiny\ngpu_arch: hopper")).gpu_arch(),
+            GpuArch::Hopper);
+  expect_error(replace(kValid, "name: tiny", "name: tiny\ngpu_arch: kepler"), "t.yaml:2: gpu_arch");
 }
 TEST(YamlErrors, VertexKind) {
   expect_error(replace(kValid, "kind: nvswitch, node", "kind: hub, node"), "t.yaml:5: vertices[2].kind");

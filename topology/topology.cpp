@@ -37,6 +37,11 @@ constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{
      {LinkKind::InfiniBand, "infiniband"},
      {LinkKind::Ethernet, "ethernet"}}};
 
+constexpr std::array<std::pair<GpuArch, std::string_view>, 4> kGpuArchs{{{GpuArch::Volta, "volta"},
+                                                                         {GpuArch::Ampere, "ampere"},
+                                                                         {GpuArch::Hopper, "hopper"},
+                                                                         {GpuArch::Blackwell, "blackwell"}}};
+
 // Route cost of one hop in integer picoseconds, so that equal-cost paths tie exactly (ECMP needs exact ties).
 // Capped at 1e15 ps (about 17 minutes): a hop that slow is one to avoid whatever its exact cost, and the cap
 // keeps path sums of up to 9,000 hops inside int64 even for links degraded by a factor of 1e-9.
@@ -207,6 +212,12 @@ std::string_view to_string(VertexKind kind) {
 }
 std::string_view to_string(LinkKind kind) {
   return name_of(kLinkKinds, kind);
+}
+std::string_view to_string(GpuArch arch) {
+  return name_of(kGpuArchs, arch);
+}
+std::optional<GpuArch> parse_gpu_arch(std::string_view text) {
+  return value_of(kGpuArchs, text);
 }
 std::optional<VertexKind> parse_vertex_kind(std::string_view text) {
   return value_of(kVertexKinds, text);
@@ -627,8 +638,8 @@ void Topology::write_dot(std::ostream& out) const {
 }
 
 bool Topology::operator==(const Topology& other) const {
-  if (name_ != other.name_ || links_ != other.links_ || num_vertices() != other.num_vertices() ||
-      link_models_ != other.link_models_) {
+  if (name_ != other.name_ || gpu_arch_ != other.gpu_arch_ || links_ != other.links_ ||
+      num_vertices() != other.num_vertices() || link_models_ != other.link_models_) {
     return false;
   }
   for (VertexId v = 0; v < num_vertices(); ++v)

@@ -23,12 +23,18 @@ namespace cclab::topo {
 
 enum class VertexKind { Gpu, Cpu, NvSwitch, PcieSwitch, Nic, Switch };
 enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet };
+// The GPU architecture classes of NCCL's tuning constants (its compCapIndex): Volta stands for everything
+// before sm_80 (P100, V100), then Ampere (sm_80), Hopper (sm_90) and Blackwell (sm_100).
+enum class GpuArch { Volta, Ampere, Hopper, Blackwell };
 
 std::string_view to_string(VertexKind kind);
 std::string_view to_string(LinkKind kind);
 // Parse a kind name; nullopt when unknown (callers name the valid choices in their error).
 std::optional<VertexKind> parse_vertex_kind(std::string_view text);
 std::optional<LinkKind> parse_link_kind(std::string_view text);  // "roce" is an alias of ethernet
+std::string_view to_string(GpuArch arch);
+std::optional<GpuArch> parse_gpu_arch(std::string_view text);
+inline constexpr std::string_view kGpuArchNames = "volta, ampere, hopper, blackwell";
 inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
 inline constexpr std::string_view kLinkKindNames = "nvlink, nvswitch, pcie, infiniband, ethernet (or roce)";
 
@@ -91,6 +97,10 @@ class Topology {
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
+  // The GPUs' architecture, where known: NCCL caps its LL and LL128 bandwidth per architecture
+  // (engine/model/protocol.hpp). Presets set it; a YAML topology may (`gpu_arch`).
+  std::optional<GpuArch> gpu_arch() const { return gpu_arch_; }
+  void set_gpu_arch(std::optional<GpuArch> arch) { gpu_arch_ = arch; }
 
   // Building. Names must be unique; links must join two distinct existing vertices with positive bandwidth.
   VertexId add_vertex(Vertex vertex);
@@ -162,6 +172,7 @@ class Topology {
 
  private:
   std::string name_;
+  std::optional<GpuArch> gpu_arch_;
   Graph graph_;
   Route compute_route(VertexId from, VertexId to) const;
   Route bidirectional_route(VertexId from, VertexId to) const;

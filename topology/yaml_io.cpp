@@ -126,10 +126,18 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
-  check_keys(w, root, "topology", {"name", "vertices", "links", "link_models"},
-             "name, vertices, links, link_models");
+  check_keys(w, root, "topology", {"name", "gpu_arch", "vertices", "links", "link_models"},
+             "name, gpu_arch, vertices, links, link_models");
 
   Topology t(root["name"] ? name(w, root, "name", "name") : std::string("unnamed"));
+  if (root["gpu_arch"]) {
+    const std::string arch = scalar(w, root, "gpu_arch", "gpu_arch");
+    const std::optional<GpuArch> parsed = parse_gpu_arch(arch);
+    if (!parsed)
+      w.fail(root["gpu_arch"], "gpu_arch",
+             fmt::format("unknown architecture '{}' (valid: {})", arch, kGpuArchNames));
+    t.set_gpu_arch(parsed);
+  }
   const YAML::Node vertices = root["vertices"];
   if (!vertices || !vertices.IsSequence())
     w.fail(vertices ? vertices : root, "vertices", "expected a list of vertices");
@@ -225,6 +233,7 @@ Topology load_topology_yaml_file(const std::string& path) {
 std::string dump_topology_yaml(const Topology& t) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name();
+  if (t.gpu_arch()) out << YAML::Key << "gpu_arch" << YAML::Value << std::string(to_string(*t.gpu_arch()));
   out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
   for (VertexId v = 0; v < t.num_vertices(); ++v) {
     const Vertex& vx = t.vertex(v);

@@ -88,6 +88,18 @@ void ConnectionCosts::finish(Protocol protocol) {
       ++channels_on_link[h.directed_id()];
     }
   }
+  // NCCL's protocol ceilings depend on how many nodes and network channels the schedule spans.
+  std::vector<char> node_seen(static_cast<std::size_t>(std::max(0, topology_.num_nodes())) + 1, 0);
+  nodes_ = 0;
+  channels_ = 0;
+  for (const auto& [k, e] : connections_) {
+    channels_ = std::max(channels_, static_cast<int>(k & 0xffff) / lanes_ + 1);
+    for (const int rank : {static_cast<int>(k >> 40), static_cast<int>((k >> 16) & 0xffffff)}) {
+      const auto node = static_cast<std::size_t>(std::max(0, topology_.node_of_rank(rank)));
+      if (node >= node_seen.size()) node_seen.resize(node + 1, 0);
+      if (!node_seen[node]) node_seen[node] = 1, ++nodes_;
+    }
+  }
   for (const Pending& p : pending) {
     const topo::Route& route = routes[p.route];
     Entry& e = *p.entry;
@@ -106,10 +118,15 @@ void ConnectionCosts::finish(Protocol protocol) {
 
 void ConnectionCosts::use_protocol(Protocol protocol) {
   protocol_ = protocol;
+  const double cap = bandwidth_cap_Bps();
   for (auto& [k, e] : connections_) {
     const MessageCost m = message_cost(protocol, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
-    e.cost = {m.latency_s, m.bandwidth_Bps};
+    e.cost = {m.latency_s, std::min(m.bandwidth_Bps, cap)};
   }
+}
+
+double ConnectionCosts::bandwidth_cap_Bps() const {
+  return protocol_bandwidth_cap_Bps(protocol_, topology_.gpu_arch(), nodes_, channels_);
 }
 
 const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_channel) const {

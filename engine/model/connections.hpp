@@ -38,6 +38,9 @@ class ConnectionCosts {
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
+  // The protocol's ceiling on one connection's payload bandwidth (protocol_bandwidth_cap_Bps for the GPUs'
+  // architecture, the nodes and the network channels of the declared connections); +inf where none.
+  double bandwidth_cap_Bps() const;
   std::size_t size() const { return connections_.size(); }
 
  private:
@@ -57,6 +60,7 @@ class ConnectionCosts {
   int lanes_;
   Protocol protocol_ = Protocol::Raw;
   bool crosses_pcie_ = false;
+  int nodes_ = 0, channels_ = 0;  // spanned by the declared connections (after finish())
   std::unordered_map<std::uint64_t, Entry> connections_;
 };
 

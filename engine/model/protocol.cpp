@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/error.hpp"
 
@@ -20,7 +21,23 @@ constexpr ProtocolConstants kLL{0.5, 6.6 * us, {0.6 * us, 1.0 * us, 2.7 * us}};
 constexpr ProtocolConstants kLL128{0.92, 14.0 * us, {1.9 * us, 2.5 * us, 4.0 * us}};
 constexpr ProtocolConstants kSimple{1.0, 8.4 * us, {3.4 * us, 5.7 * us, 14.0 * us}};
 
+// NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
+// rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
+constexpr double kLLMaxBusBw_GBps[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+constexpr double kLL128MaxPerChannel_GBps[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+
 }  // namespace
+
+double protocol_bandwidth_cap_Bps(Protocol protocol, std::optional<topo::GpuArch> arch, int nodes,
+                                  int channels) {
+  if (!arch || (protocol != Protocol::LL && protocol != Protocol::LL128))
+    return std::numeric_limits<double>::infinity();
+  const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
+  if (protocol == Protocol::LL) return kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
+  return kLL128MaxPerChannel_GBps[row][scale] * 1e9;
+}
 
 std::string_view to_string(Protocol protocol) {
   switch (protocol) {

@@ -52,6 +52,14 @@ struct MessageCost {
 MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
                          double route_bandwidth_Bps);
 
+// NCCL's ceilings on LL and LL128 throughput per GPU architecture (what the GPU's stores and flag polling
+// sustain, measured by NVIDIA; tuning.cc: llMaxBws, the bus bandwidth of a whole LL ring, and
+// perChMaxRingLL128Bws, per channel), by scale (one node, two, more). As a cap on one connection of a
+// schedule with `channels` network channels over `nodes` nodes: LL's ceiling split over the channels, LL128's
+// per channel; +inf for Simple and Raw and where the architecture is unknown.
+double protocol_bandwidth_cap_Bps(Protocol protocol, std::optional<topo::GpuArch> arch, int nodes,
+                                  int channels);
+
 // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
 // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
 // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is
