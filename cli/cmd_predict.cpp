@@ -27,6 +27,7 @@ struct PredictArgs {
   std::string out;
   std::string timeline;
   std::string verify = "auto";
+  int jobs = 0;  // threads for the α-β points; 0: one per core
 };
 
 // Efficiency vs GPUs, one line per algorithm, as SVG and PNG, when gnuplot is installed (the set-up script
@@ -82,6 +83,7 @@ void run_predict(const PredictArgs& args) {
   if (args.verify == "all") options.verify.full_up_to_ops = SIZE_MAX;
   if (args.verify == "none") options.verify.check = false;
   options.simulate = simulator_timer();
+  options.jobs = args.jobs;
   PredictStats stats;
   const auto results = predict_scenario(scenario, options, &stats);
   if (args.format == "csv") {
@@ -137,6 +139,11 @@ void add_predict_command(CLI::App& app) {
                   "verify schedules before timing them: auto (the compact checks), all (also every op of the "
                   "expansion), none")
       ->check(CLI::IsMember({"auto", "all", "none"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "-j,--jobs", args->jobs,
+         "threads for the α-β points (default 0: one per core; the output is the same for any count)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->callback([args] { run_predict(*args); });
 }

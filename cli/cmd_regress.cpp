@@ -29,6 +29,7 @@ struct RegressArgs {
   double tolerance = 0.01;
   bool update = false;
   std::string junit;
+  int jobs = 0;  // threads for the α-β points; 0: one per core
 };
 
 struct Figures {
@@ -169,6 +170,7 @@ int run_regress(const RegressArgs& args) {
     PredictOptions options;
     options.progress = ::isatty(STDERR_FILENO);
     options.simulate = simulator_timer();
+    options.jobs = args.jobs;
     const auto results = predict_scenario(scenario, options);
     for (const PointResult& r : results) {
       current[key_of(scenario.name, r.point->label())] =
@@ -252,6 +254,9 @@ void add_regress_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--update", args->update, "rewrite the baseline with this run's predictions");
   cmd->add_option("--junit", args->junit, "also write a JUnit XML report to FILE");
+  cmd->add_option("-j,--jobs", args->jobs, "threads for the α-β points (default 0: one per core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([args] {
     const int code = run_regress(*args);
     if (code != 0) throw ExitStatus{code};

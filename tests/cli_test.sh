@@ -91,6 +91,11 @@ print('job: lost at %.1f s, restart %g s, checkpoints %d of %g s, ends %.1f s' %
       restart['dur'] / 1e6, len(writes), writes[0]['dur'] / 1e6, max(e['ts'] + e.get('dur', 0) for e in job) / 1e6))"
 check predict-bad-gpu 1 "^cclab: error: <built-in default>: --set compute.gpu: no default compute profile" -- "$cclab" predict --set compute.gpu=v100
 check predict-bad-set 1 "expected FIELD=VALUE" -- "$cclab" predict --set nodes
+# A sweep's points on several threads give the same output as one thread, byte for byte (sim points included).
+for scenario in leaf_spine_oversub fault_lost_nodes fault_failed_links; do
+  "$cclab" predict "$src/scenarios/$scenario.yaml" --format json -j 1 > "$dir/serial-$scenario.json"
+  check "predict-parallel-$scenario" 0 "^same$" -- bash -c "\"$cclab\" predict \"$src/scenarios/$scenario.yaml\" --format json -j 3 | cmp -s - \"$dir/serial-$scenario.json\" && echo same"
+done
 check predict-csv-format 0 "^scenario,gpus,algorithm,fp16" -- bash -c "\"$cclab\" predict \"$src/scenarios/pcie_roce.yaml\" --set topology.nodes=1 --format csv | head -1"
 
 # The regression gate: a baseline from one scenario, an unchanged rerun passes, halving the NIC bandwidth

@@ -1,10 +1,16 @@
 #include "engine/whatif/predict.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -21,12 +27,31 @@ namespace {
 // The time of each bucket's collective: the Selector plans, checks and α-β-costs each distinct (topology,
 // spec, options, algorithm) once; a sweep meets the same bucket sizes over and over. Simulated times are
 // cached per schedule.
+// The schedules planned across a sweep's threads, so that the statistics count each distinct one once,
+// whichever thread planned it and however many did.
+class PlannedSchedules {
+ public:
+  using Key = std::tuple<int, double, const topo::Topology*, int, std::uint64_t, int, int, int, int,
+                         std::string, std::uint64_t, std::optional<int>, std::optional<std::string>>;
+  // True the first time a schedule with this identity is seen.
+  bool first(Key key) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return keys_.insert(std::move(key)).second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<Key> keys_;
+};
+
 class CollectiveTimes {
  public:
-  CollectiveTimes(const PredictOptions& options, PredictStats& stats) : options_(options), stats_(stats) {}
+  CollectiveTimes(const PredictOptions& options, PredictStats& stats, PlannedSchedules& planned)
+      : options_(options), stats_(stats), planned_(planned) {}
 
   const Candidate& time(const ScenarioPoint& p, const CollectiveSpec& bucket, double& seconds) {
     const CollectiveSpec spec = spec_for(*p.topology, bucket.collective, bucket.count, bucket.dtype);
+    planning_on_ = p.topology.get();
     const Candidate& c = selector_for(p.cost).choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
       throw ConfigError(
@@ -64,7 +89,7 @@ class CollectiveTimes {
     if (it == selectors_.end()) {
       it = selectors_
                .emplace(std::piecewise_construct, std::forward_as_tuple(key),
-                        std::forward_as_tuple(cost, [this](const CompactSchedule& s) { check(s); }))
+                        std::forward_as_tuple(cost, [this, key](const CompactSchedule& s) { check(s, key); }))
                .first;
     }
     return it->second;
@@ -72,17 +97,24 @@ class CollectiveTimes {
 
   // Every schedule passes the compact checks (O(C·P) for ring and tree passes) before it is costed; small
   // ones are also expanded and fully verified.
-  void check(const CompactSchedule& s) {
-    ++stats_.schedules;
+  void check(const CompactSchedule& s, std::pair<int, double> cost) {
+    const bool first = planned_.first(
+        {cost.first, cost.second, planning_on_, static_cast<int>(s.spec.collective), s.spec.count,
+         static_cast<int>(s.spec.dtype), static_cast<int>(s.spec.op), s.spec.root, s.spec.world_size,
+         s.algorithm, s.params.chunk_bytes, s.params.channels, s.params.inter});
+    if (first) ++stats_.schedules;
     if (!options_.verify.check) return;
     const bool full = count_explicit_ops(s) <= options_.verify.full_up_to_ops;
     (void)verify_compact(s, full ? VerifyDepth::All : VerifyDepth::Patterns);
+    if (!first) return;
     ++stats_.checked;
     if (full) ++stats_.verified;
   }
 
   const PredictOptions& options_;
   PredictStats& stats_;
+  PlannedSchedules& planned_;
+  const topo::Topology* planning_on_ = nullptr;  // the topology of the choose() in progress
   std::map<std::pair<int, double>, Selector> selectors_;
   std::map<std::pair<const CompactSchedule*, int>, double> simulated_;  // the selector owns the schedules
 };
@@ -128,35 +160,84 @@ ComputeProfile resolved_compute(const ScenarioPoint& p) {
 
 std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options,
                                           PredictStats* stats) {
-  const bool progress = options.progress;
-  PredictStats local;
-  CollectiveTimes times(options, stats ? *stats : local);
-  std::vector<PointResult> results;
-  for (std::size_t i = 0; i < scenario.points.size(); ++i) {
+  const std::size_t n = scenario.points.size();
+  std::vector<std::optional<PointResult>> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  // One point, with its own worker's selectors and caches.
+  auto predict_point = [&](std::size_t i, CollectiveTimes& times) {
     const ScenarioPoint& p = scenario.points[i];
-    if (progress) {
-      fmt::print(stderr, "\r[{}/{}] {} GPUs, {}{}{}            ", i + 1, scenario.points.size(), p.gpus(),
-                 p.algorithm, p.swept.empty() ? "" : ": ", p.label());
+    try {
+      // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
+      auto step_on = [&](const ScenarioPoint& world) {
+        return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(),
+                            times.timer_for(world), p.sync,
+                            p.stragglers.active() ? p.stragglers.factor : 1.0);
+      };
+      PointResult r{&p, step_on(p), "", std::nullopt};
+      r.bucket_algorithms = summarize_algorithms(r.prediction);
+      if (p.lost.active()) {
+        // The survivors' world: the same point on the smaller topology, its collectives planned anew.
+        ScenarioPoint after = p;
+        after.topology = p.shrunk_topology;
+        const StepPrediction shrunk = step_on(after);
+        r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
+                                    r.prediction.step_s, shrunk.step_s);
+      }
+      results[i] = std::move(r);
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
-    // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
-    auto step_on = [&](const ScenarioPoint& world) {
-      return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(),
-                          times.timer_for(world), p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
-    };
-    PointResult r{&p, step_on(p), "", std::nullopt};
-    r.bucket_algorithms = summarize_algorithms(r.prediction);
-    if (p.lost.active()) {
-      // The survivors' world: the same point on the smaller topology, its collectives planned anew.
-      ScenarioPoint after = p;
-      after.topology = p.shrunk_topology;
-      const StepPrediction shrunk = step_on(after);
-      r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
-                                  r.prediction.step_s, shrunk.step_s);
+    if (options.progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      fmt::print(stderr, "\r[{}/{}] {} GPUs, {}{}{}            ", ++done, n, p.gpus(), p.algorithm,
+                 p.swept.empty() ? "" : ": ", p.label());
     }
-    results.push_back(std::move(r));
+  };
+  std::vector<std::size_t> modelled, simulated;
+  for (std::size_t i = 0; i < n; ++i)
+    (scenario.points[i].backend == TimeBackend::Sim ? simulated : modelled).push_back(i);
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers =
+      std::min(modelled.size(), options.jobs > 0 ? static_cast<std::size_t>(options.jobs) : cores);
+  std::vector<PredictStats> worker_stats(std::max<std::size_t>(workers, 1) + 1);
+  PlannedSchedules planned;
+  if (workers > 1) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::jthread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        CollectiveTimes times(options, worker_stats[w], planned);
+        for (std::size_t k = next++; k < modelled.size(); k = next++)
+          predict_point(modelled[k], times);
+      });
+    }
+  } else {
+    simulated.insert(simulated.end(), modelled.begin(), modelled.end());
+    std::sort(simulated.begin(), simulated.end());
   }
-  if (progress) fmt::print(stderr, "\r{:80}\r", "");
-  return results;
+  {
+    CollectiveTimes times(options, worker_stats.back(), planned);
+    for (std::size_t i : simulated)
+      predict_point(i, times);
+  }
+  if (options.progress) fmt::print(stderr, "\r{:80}\r", "");
+  if (stats) {
+    for (const PredictStats& w : worker_stats) {
+      stats->schedules += w.schedules;
+      stats->checked += w.checked;
+      stats->verified += w.verified;
+    }
+  }
+  // The first failing point's error, as a run in order would have stopped there.
+  for (std::size_t i = 0; i < n; ++i)
+    if (errors[i]) std::rethrow_exception(errors[i]);
+  std::vector<PointResult> out;
+  out.reserve(n);
+  for (auto& r : results)
+    out.push_back(std::move(*r));
+  return out;
 }
 
 std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results) {

@@ -44,9 +44,13 @@ struct PredictOptions {
   bool progress = false;  // a progress line on stderr
   VerifyPolicy verify;
   ScheduleTimer simulate;  // for points with `backend: sim`; empty: such points are refused
+  // Threads for the α-β points (0: one per core). Points are independent, so the results are the same as one
+  // thread's, in the scenario's order; `backend: sim` points run on the calling thread afterwards (the
+  // simulator forks a process per run, which a process with other threads running must not).
+  int jobs = 0;
 };
 
-// Predicts every point of `scenario` in order.
+// Predicts every point of `scenario`, results in the scenario's order.
 std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options = {},
                                           PredictStats* stats = nullptr);
 
