@@ -2,12 +2,13 @@
 // reduces up the tree, 2c+1 broadcasts down it, and channels share nothing (their own connections, their
 // own ops), so each is timed alone. On one member, in the expansion's program order (engine/ir/tree_pass.cpp
 // with engine/ir/pipeline.hpp's post-ahead of kPostAhead chunks):
-//   up:   for t = 0 .. K+7: [t < K]  R_0(t) R_1(t) .. R_{n-1}(t) L_1(t) .. L_{n-1}(t)   (receives from the n
-//                                    children, the first one reducing; local reductions of the others)
-//                          [t >= 8] S(t-8)                                               (send to the parent)
-//   down: for t = 0 .. K+7: [t < K]  D(t), or a copy on a one-member tree                 (receive from the
-//   parent)
-//                          [t >= 8] F_0(t-8) .. F_{n-1}(t-8)                             (send to each child)
+//   up, for t = 0 .. K+7:
+//     t < K:  R_0(t) .. R_{n-1}(t), L_1(t) .. L_{n-1}(t)  receives from the n children (the first reduces on
+//                                                         arrival), then local reductions of the others
+//     t >= 8: S(t-8)                                      send to the parent
+//   down, for t = 0 .. K+7:
+//     t < K:  D(t)                                        receive from the parent (a copy on a lone member)
+//     t >= 8: F_0(t-8) .. F_{n-1}(t-8)                    send to each child
 // An op starts once the op before it on its IR channel has started and its deps have completed (L_j after
 // the reduction so far and R_j; S(k) after the member's reduction of chunk k; D(k) after S(k); F_j(k) after
 // the member has chunk k), and a matched send and receive complete by the α-β rules of engine/model/cost.cpp,
@@ -20,11 +21,10 @@
 #include <limits>
 #include <memory>
 #include <new>
-
-#include <sys/mman.h>
 #include <optional>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include "common/error.hpp"
 #include "common/memory.hpp"
@@ -37,10 +37,6 @@ namespace {
 // Per (member, chunk) of one channel: the edge's four times, the reduction's end, the up arrivals kept.
 constexpr std::uint64_t kTreeBytesPerCell = 6 * sizeof(double);
 
-// One connection per tree edge and direction: the k-th message's two ops' starts, the receive's end, the
-// send's end (the arrival), indexed [child member · K + k] (each member has at most one parent). Ops start in
-// order, so counters say what is known: message k's send has started when k < sends[child], and it has been
-// timed when k < timed[child]; nothing is read before it is written, so the tables need no clearing.
 // A table of times that is never read before it is written: allocated without zeroing, in transparent huge
 // pages where the kernel offers them on request (paging in 100 MB of 4 KiB pages took as long as two runs of
 // a 16,384-member pass).
@@ -76,6 +72,10 @@ class Times {
   std::size_t size_ = 0;
 };
 
+// One connection per tree edge and direction: the k-th message's two ops' starts, the receive's end, the
+// send's end (the arrival), indexed [child member · K + k] (each member has at most one parent). Ops start in
+// order, so counters say what is known: message k's send has started when k < sends[child], and it has been
+// timed when k < timed[child]; nothing is read before it is written, so the tables need no clearing.
 struct EdgeTimes {
   Times send_start, recv_start, recv_end, send_end;
   std::vector<int> sends, recvs, timed;  // per child member
@@ -113,8 +113,8 @@ class TreeChannelTimer {
       v->fit(cells);
   }
 
-  // Member end times over channel c's ops (at least the ready times).
-  // `order`: the members breadth first from the root.
+  // Member end times over channel c's ops (at least the ready times); `order` lists the members breadth first
+  // from the root.
   std::vector<double> run(int channel, const std::vector<int>& order) {
     tree_ = &pass_.trees[channel];
     up_ = 2 * channel;
