@@ -4,6 +4,7 @@
 #include <exception>
 #include <limits>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "common/error.hpp"
@@ -60,7 +61,6 @@ void ConnectionCosts::finish(Protocol protocol) {
   // One route per rank pair, whatever the channels on it; connections grouped by network channel, so that
   // counting the channels on each link is one stamp per (link, channel) instead of a set per link.
   std::unordered_map<std::uint64_t, std::uint32_t> route_of_pair;
-  std::vector<topo::Route> routes;
   struct Pending {
     int channel;
     std::uint32_t route;
@@ -75,7 +75,7 @@ void ConnectionCosts::finish(Protocol protocol) {
     if (fresh) pairs.push_back(pair);
     pending.push_back({static_cast<int>(k & 0xffff) / lanes_, it->second, &e});
   }
-  routes = route_all(pairs);
+  const std::vector<topo::Route> routes = route_all(pairs);
   std::sort(pending.begin(), pending.end(),
             [](const Pending& x, const Pending& y) { return x.channel < y.channel; });
   const std::size_t directed_links = 2 * topology_.num_links();
@@ -89,17 +89,13 @@ void ConnectionCosts::finish(Protocol protocol) {
     }
   }
   // NCCL's protocol ceilings depend on how many nodes and network channels the schedule spans.
-  std::vector<char> node_seen(static_cast<std::size_t>(std::max(0, topology_.num_nodes())) + 1, 0);
-  nodes_ = 0;
-  channels_ = 0;
-  for (const auto& [k, e] : connections_) {
-    channels_ = std::max(channels_, static_cast<int>(k & 0xffff) / lanes_ + 1);
-    for (const int rank : {static_cast<int>(k >> 40), static_cast<int>((k >> 16) & 0xffffff)}) {
-      const auto node = static_cast<std::size_t>(std::max(0, topology_.node_of_rank(rank)));
-      if (node >= node_seen.size()) node_seen.resize(node + 1, 0);
-      if (!node_seen[node]) node_seen[node] = 1, ++nodes_;
-    }
+  channels_ = pending.empty() ? 0 : pending.back().channel + 1;
+  std::unordered_set<int> nodes;
+  for (const std::uint64_t pair : pairs) {
+    nodes.insert(topology_.node_of_rank(static_cast<int>(pair >> 24)));
+    nodes.insert(topology_.node_of_rank(static_cast<int>(pair & 0xffffff)));
   }
+  nodes_ = static_cast<int>(nodes.size());
   for (const Pending& p : pending) {
     const topo::Route& route = routes[p.route];
     Entry& e = *p.entry;

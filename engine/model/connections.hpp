@@ -8,6 +8,8 @@
 // routes and shares are computed once, so costing a schedule under several protocols routes it once.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +23,21 @@ struct ConnectionCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
 };
+
+// One message of `bytes` on a connection whose wire is free from `free_s` (updated): the α-β rule that the
+// explicit walk and the ring and tree recurrences share, with one arithmetic so that they give the same
+// doubles (engine/model/cost.hpp). Pipelined (NCCL's protocols): it leaves when the sender has started and
+// the wire is free, and the wire is free again once it is on it. Store-and-forward (raw): it also waits for
+// the receive to be posted, and the wire is free once it has arrived. Returns its arrival.
+inline double deliver(const ConnectionCost& conn, bool pipelined, double send_start_s, double recv_start_s,
+                      double bytes, double& free_s) {
+  const double begin =
+      pipelined ? std::max(send_start_s, free_s) : std::max({send_start_s, recv_start_s, free_s});
+  const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
+  const double arrival = begin + conn.latency_s + wire_s;
+  free_s = pipelined ? begin + wire_s : arrival;
+  return arrival;
+}
 
 class ConnectionCosts {
  public:

@@ -87,15 +87,8 @@ class AlphaBetaTimeline final : public Timeline {
     OpTiming& ts = result_.op_times[a][send_id];
     OpTiming& tr = result_.op_times[b][recv_id];
     const double bytes = send.src.count * elem_bytes_;
-    // Raw: messages of a connection are store-and-forward, in order, and leave once the receiver has posted
-    // its receive. Pipelined (NCCL's protocols): a message leaves when the sender is ready and the wire is
-    // free (the receiver has buffers posted ahead); the receive completes when the data has arrived and the
-    // receiver has reached the op.
-    const double begin =
-        costs_.pipelined() ? std::max(ts.start_s, free_s) : std::max({ts.start_s, tr.start_s, free_s});
-    const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
-    const double arrival = begin + conn.latency_s + wire_s;
-    free_s = costs_.pipelined() ? begin + wire_s : arrival;
+    // The receive completes when the data has arrived and the receiver has reached the op.
+    const double arrival = deliver(conn, costs_.pipelined(), ts.start_s, tr.start_s, bytes, free_s);
     ts.end_s = arrival;
     double end = std::max(arrival, tr.start_s);
     if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;

@@ -56,18 +56,12 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   double* free_s = state.data() + kFree;
   double* recv_prev = state.data() + kRecv;
   double* sent = state.data() + kSent;
-  std::vector<double> ss(P), rr(P), latency_s(P), bandwidth_Bps(P), recv_cur(PK), seed(PK);
+  std::vector<double> ss(P), rr(P), recv_cur(PK), seed(PK);
+  std::vector<ConnectionCost> conn(P);  // position i -> i+1 on the current channel
+  // The walk's message rule; the caller completes the receive at max(arrival, receiver's start).
   auto transfer = [&](int i, double send_start, double recv_start, double n) {
     if (unit_steps) return free_s[i] = std::max(send_start, recv_start) + 1;  // (free_s: part of the state)
-    // As the explicit walk: under a pipelined protocol the receiver's start does not hold the message back;
-    // the caller completes the receive at max(arrival, receiver's start).
-    const double begin = m.costs->pipelined() ? std::max(send_start, free_s[i])
-                                              : std::max({send_start, recv_start, free_s[i]});
-    const double bytes = n * m.elem_bytes;
-    const double wire_s = std::isinf(bandwidth_Bps[i]) ? 0.0 : bytes / bandwidth_Bps[i];
-    const double end = begin + latency_s[i] + wire_s;
-    free_s[i] = m.costs->pipelined() ? begin + wire_s : end;
-    return end;
+    return deliver(conn[i], m.costs->pipelined(), send_start, recv_start, n * m.elem_bytes, free_s[i]);
   };
   std::vector<double> size(PK);  // elements of (owner, chunk) on the current channel (whole unless averaged)
   // Unequal blocks defeat the steady-state skip: past the cell budget, every block takes the mean size.
@@ -124,9 +118,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     for (int i = 0; i < P; ++i) {
       free_s[i] = 0;
       if (unit_steps) continue;
-      const ConnectionCost& conn = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
-      latency_s[i] = conn.latency_s;
-      bandwidth_Bps[i] = conn.bandwidth_Bps;
+      conn[i] = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
     }
     auto position = [P](long v) { return static_cast<int>(((v % P) + P) % P); };
     // After step s of a phase of `steps`: when the state is some c <= kMaxPeriod steps' state plus one Λ in

@@ -203,14 +203,9 @@ class TreeChannelTimer {
       if (unit_steps()) {
         arrival = recv_end = std::max(ss, rs) + 1;
       } else {
-        const ConnectionCost& conn = cost[child];
         double& free_s = up ? up_free_[child] : down_free_[child];
-        const bool pipelined = m_.costs->pipelined();
-        const double begin = pipelined ? std::max(ss, free_s) : std::max({ss, rs, free_s});
         const double b = bytes(k);
-        const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : b / conn.bandwidth_Bps;
-        arrival = begin + conn.latency_s + wire_s;
-        free_s = pipelined ? begin + wire_s : arrival;
+        arrival = deliver(cost[child], m_.costs->pipelined(), ss, rs, b, free_s);
         recv_end = std::max(arrival, rs);
         // The first child's receive reduces on arrival (a RecvReduce).
         const bool reduces = up && tree_->children[tree_->parent[child]].front() == child;
