@@ -30,6 +30,7 @@ struct RegressArgs {
   bool update = false;
   std::string junit;
   int jobs = 0;  // threads for the α-β points; 0: one per core
+  bool fast = false;  // sim points by pattern
 };
 
 struct Figures {
@@ -169,7 +170,7 @@ int run_regress(const RegressArgs& args) {
       throw ConfigError(fmt::format("{}: scenario name '{}' is used twice", path, scenario.name));
     PredictOptions options;
     options.progress = ::isatty(STDERR_FILENO);
-    options.simulate = simulator_timer();
+    options.simulate = simulator_timer(args.fast);
     options.jobs = args.jobs;
     const auto results = predict_scenario(scenario, options);
     for (const PointResult& r : results) {
@@ -257,6 +258,9 @@ void add_regress_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs, "threads for the α-β points (default 0: one per core)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--fast", args->fast,
+                "simulate `backend: sim` points by pattern (each phase's flows solved once in SimGrid) instead "
+                "of op by op");
   cmd->callback([args] {
     const int code = run_regress(*args);
     if (code != 0) throw ExitStatus{code};

@@ -7,7 +7,8 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/check/verifier.hpp"
+#include "engine/check/verified.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/ir/trace.hpp"
 #include "engine/plan/selection.hpp"
 #include "engine/whatif/nccl_tests_log.hpp"
@@ -26,6 +27,7 @@ struct SimArgs {
   std::string dump_platform;
   bool platform_all_pairs = false;
   std::string timeline;
+  bool by_pattern = false;
   std::string json;  // -J: nccl-tests' JSON schema
   std::string csv;
 };
@@ -53,6 +55,7 @@ void run_sim(const SimArgs& args) {
   sim::SimParams params;
   params.compute = args.collective.cost_params();
   params.platform_all_pairs = args.platform_all_pairs;
+  params.by_pattern = args.by_pattern;
 
   const CollectiveSpec probe = args.collective.spec(topology, "0");
   std::vector<std::string> names;
@@ -79,30 +82,39 @@ void run_sim(const SimArgs& args) {
   fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12} {:>8}\n", "algorithm", "size(B)",
              "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)", "protocol");
   double busbw_sum = 0;
-  int points = 0;
+  int points = 0, exact_points = 0;
   bool dumped = false;
   for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= args.factor) {
     const std::uint64_t count = bytes / elem;
     const CollectiveSpec spec = args.collective.spec(topology, std::to_string(count * elem));
     for (const std::string& name : names) {
-      // plan_collective resolves auto from one cost table; the schedule names the algorithm it chose.
-      Planned planned = plan_collective(spec, topology, name, options, params.compute);
+      // plan_compact resolves auto from one cost table; the schedule names the algorithm it chose.
+      PlannedCompact planned = plan_compact(spec, topology, name, options, params.compute);
       if (!planned.schedule) {
         fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
         continue;
       }
-      verify_or_throw(*planned.schedule);
+      const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule));
+      const CompactSchedule& schedule = verified.compact();
       // The protocol (auto: the α-β model's cheapest for this schedule) prices both the simulation and α-β.
       const ProtocolRun modelled_run =
-          cheapest(estimate_cost_by_protocol(*planned.schedule, topology, params.compute));
+          cheapest(estimate_compact_cost_by_protocol(schedule, topology, params.compute));
       sim::SimParams run_params = params;
       run_params.protocol = modelled_run.protocol;
       if (!args.dump_platform.empty() && !dumped)
         run_params.platform_xml_path = args.dump_platform, dumped = true;
-      const RunResult simulated = sim::simulate(*planned.schedule, topology, run_params);
-      if (!args.timeline.empty()) {  // the last point simulated wins: the largest size of the last algorithm
-        write_chrome_trace_file(*planned.schedule, simulated, args.timeline, TraceOptions{"sim", 0});
+      RunResult simulated;
+      if (!args.timeline.empty()) {  // per-op times: op by op; the last point wins (largest size, last algorithm)
+        const Schedule ops = to_explicit(schedule);
+        run_params.by_pattern = false;
+        simulated = sim::simulate(ops, topology, run_params);
+        write_chrome_trace_file(ops, simulated, args.timeline, TraceOptions{"sim", 0});
+      } else {
+        simulated = sim::simulate_compact(schedule, topology, run_params);
       }
+      const bool by_pattern = run_params.by_pattern && run_params.platform_xml_path.empty() &&
+                              sim::simulates_by_pattern(schedule);
+      exact_points += by_pattern ? 0 : 1;
       const double modelled = modelled_run.run.total_s;
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
@@ -116,13 +128,17 @@ void run_sim(const SimArgs& args) {
                                       busbw,
                                       {}});
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
-                 name == "auto" ? "auto:" + planned.schedule->algorithm : name, count * elem, count,
+                 name == "auto" ? "auto:" + schedule.algorithm : name, count * elem, count,
                  to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
                  modelled * 1e6, to_string(modelled_run.protocol));
     }
     if (bytes > max_bytes / args.factor) break;
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
+  if (params.by_pattern) {
+    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - exact_points, points,
+               exact_points, exact_points > 0 ? " (explicit passes, --timeline or --dump-platform)" : "");
+  }
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
     // What produced the file, in nccl-tests' "args" (after the program name).
@@ -165,7 +181,11 @@ void add_sim_command(CLI::App& app) {
                   "write the SimGrid XML platform of the first run to FILE");
   cmd->add_flag("--platform-all-pairs", args->platform_all_pairs,
                 "--dump-platform routes every pair of ranks (for SMPI runs of other algorithms)");
-  cmd->add_option("--timeline", args->timeline, "write a Chrome trace (Perfetto) of the last point to FILE");
+  cmd->add_option("--timeline", args->timeline,
+                  "write a Chrome trace (Perfetto) of the last point to FILE (every point then simulated op by op)");
+  cmd->add_flag("--fast", args->by_pattern,
+                "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
+                "instead of simulating op by op (ring and tree passes; others run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");

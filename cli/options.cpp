@@ -87,10 +87,13 @@ CostParams CollectiveArgs::cost_params() const {
   return p;
 }
 
-ScheduleTimer simulator_timer() {
+ScheduleTimer simulator_timer(bool by_pattern) {
 #if CCLAB_HAVE_SIMGRID
-  return sim::schedule_timer();
+  sim::SimParams params;
+  params.by_pattern = by_pattern;
+  return sim::schedule_timer(params);
 #else
+  (void)by_pattern;
   return {};
 #endif
 }

@@ -32,7 +32,8 @@ struct CollectiveArgs {
 };
 
 // The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built
-// without SimGrid (points with `backend: sim` are then refused with the reason).
-ScheduleTimer simulator_timer();
+// without SimGrid (points with `backend: sim` are then refused with the reason). `by_pattern`: `--fast`
+// (sim/simulator.hpp, pattern-level mode).
+ScheduleTimer simulator_timer(bool by_pattern = false);
 
 }  // namespace cclab::cli

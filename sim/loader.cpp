@@ -39,4 +39,9 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
   return load_module().simulate(schedule, topology, params);
 }
 
+RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
+                           const SimParams& params) {
+  return load_module().simulate_compact(schedule, topology, params);
+}
+
 }  // namespace cclab::sim

@@ -12,8 +12,10 @@ namespace cclab::sim {
 // front and a module from different builds refuse each other instead of calling through a wrong layout.
 struct ModuleEntry {
   RunResult (*simulate)(const Schedule& schedule, const topo::Topology& topology, const SimParams& params);
+  RunResult (*simulate_compact)(const CompactSchedule& schedule, const topo::Topology& topology,
+                                const SimParams& params);
 };
 inline constexpr const char* kModuleFile = "libcclab-sim.so";
-inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v1";
+inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v2";
 
 }  // namespace cclab::sim

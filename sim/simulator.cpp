@@ -9,6 +9,9 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -23,6 +26,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/ir/progress.hpp"
 #include "engine/model/walk.hpp"
 #include "sim/platform.hpp"
@@ -289,48 +293,147 @@ class Driver {
   RunResult result_;
 };
 
-// Builds the platform and runs the schedule; called inside the child process.
-RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimParams& params) {
+// Starts SimGrid in this (child) process: CM02 max-min, no cross-traffic, no TCP corrections (see the header).
+std::unique_ptr<sg4::Engine> start_engine() {
   int argc = 1;
   char arg0[] = "cclab-sim";
   char* argv[] = {arg0, nullptr};
   xbt_log_control_set("root.thresh:critical");
-  sg4::Engine engine(&argc, argv);
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
+  return engine;
+}
 
+// What a pipelined protocol adds to a route a -> b: the α-β model's max(route, step latency) - route, and its
+// ceiling on a message's payload rate (on the wire: payload / efficiency). Empty for Raw.
+std::function<ProtocolLink(int, int)> protocol_links(const topo::Topology& t, Protocol protocol,
+                                                     const ConnectionCosts& costs) {
+  if (!is_pipelined(protocol)) return {};
+  const double wire_cap_Bps = costs.bandwidth_cap_Bps() / protocol_constants(protocol).wire_efficiency;
+  return [&t, protocol, wire_cap_Bps](int a, int b) {
+    const topo::Route route = t.route_between_ranks(a, b);
+    return ProtocolLink{
+        message_cost(protocol, route_class(route, t), route.latency_s, 1.0).latency_s - route.latency_s,
+        wire_cap_Bps};
+  };
+}
+
+double host_speed_of(const SimParams& params) {
+  return params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
+}
+
+std::vector<sg4::Host*> hosts_of(const topo::Topology& t, int world) {
+  std::vector<sg4::Host*> hosts;
+  for (int r = 0; r < world; ++r)
+    hosts.push_back(sg4::Host::by_name(host_name(t, r)));
+  return hosts;
+}
+
+// Builds the platform and runs the schedule op by op; called inside the child process.
+RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimParams& params) {
+  const auto engine = start_engine();
   const int world = s.world_size();
-  const double host_speed = params.compute.reduce_Bps > 0 ? params.compute.reduce_Bps : 1e30;
-  // What a protocol adds to a route: the α-β model's max(route, step latency) - route, and its ceiling on a
-  // message's payload rate (on the wire: payload / efficiency).
   std::optional<ConnectionCosts> costs;
   std::function<ProtocolLink(int, int)> protocol_link;
   if (is_pipelined(params.protocol)) {
     costs.emplace(t, s.lanes_per_channel);
     add_connections(s, *costs);
     costs->finish(params.protocol);
-    const double wire_cap_Bps =
-        costs->bandwidth_cap_Bps() / protocol_constants(params.protocol).wire_efficiency;
-    protocol_link = [&, wire_cap_Bps](int a, int b) {
-      const topo::Route route = t.route_between_ranks(a, b);
-      return ProtocolLink{
-          message_cost(params.protocol, route_class(route, t), route.latency_s, 1.0).latency_s -
-              route.latency_s,
-          wire_cap_Bps};
-    };
+    protocol_link = protocol_links(t, params.protocol, *costs);
   }
-  build_platform(t, world, pairs_of(s), host_speed, protocol_link, is_pipelined(params.protocol));
-  std::vector<sg4::Host*> hosts;
-  for (int r = 0; r < world; ++r)
-    hosts.push_back(sg4::Host::by_name(host_name(t, r)));
-
+  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, is_pipelined(params.protocol));
+  const std::vector<sg4::Host*> hosts = hosts_of(t, world);
   sg4::Host* delay_host = is_pipelined(params.protocol) ? sg4::Host::by_name(kDelayHost) : nullptr;
   Driver driver(s, t, hosts, delay_host, params, std::move(costs));
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
-  engine.run();
+  engine->run();
   return driver.result();
+}
+
+// ---- pattern-level mode ----
+
+// The rate (bytes/s on the wire) of each of `flows`, running together and alone on the platform, as SimGrid's
+// max-min sharing solves it: every flow starts with a payload too large to finish, and its rate is what it
+// moves between two instants after the longest route latency, while nothing starts or ends. The flows are
+// cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling them in its
+// next run, so they are kept alive in `cancelled` until the engine is done.
+std::vector<double> solve_pattern(sg4::Engine& engine, const std::vector<RankConnection>& flows,
+                                  const std::vector<sg4::Host*>& hosts, std::vector<sg4::CommPtr>& cancelled) {
+  constexpr double kPayloadBytes = 1e18;  // far more than 100 s of the fastest link moves
+  constexpr double kSettleS = 1.0;        // beyond any route's latency (µs to ms)
+  constexpr double kWindowS = 100.0;
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(flows.size());
+  for (const RankConnection& f : flows) {
+    comms.push_back(sg4::Comm::sendto_init(hosts[f.from], hosts[f.to]));
+    comms.back()->set_payload_size(static_cast<std::uint64_t>(kPayloadBytes));
+    comms.back()->start();
+  }
+  const double t0 = sg4::Engine::get_clock();
+  engine.run_until(t0 + kSettleS);
+  std::vector<double> remaining(flows.size());
+  for (std::size_t i = 0; i < flows.size(); ++i)
+    remaining[i] = comms[i]->get_remaining();
+  engine.run_until(t0 + kSettleS + kWindowS);
+  std::vector<double> rates(flows.size());
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    rates[i] = (remaining[i] - comms[i]->get_remaining()) / kWindowS;
+    if (!(rates[i] > 0)) {
+      throw BackendError(fmt::format("simulator: the flow rank {} -> rank {} (channel {}) did not move in SimGrid",
+                                     flows[i].from, flows[i].to, flows[i].ir_channel));
+    }
+  }
+  for (sg4::CommPtr& c : comms) {
+    c->cancel();
+    cancelled.push_back(std::move(c));
+  }
+  return rates;
+}
+
+// The pattern-level simulation (sim/simulator.hpp), inside the child process.
+RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const SimParams& params) {
+  const auto engine = start_engine();
+  const int world = s.world_size();
+  ConnectionCosts costs(t, s.params.lanes_per_channel);
+  declare_connections(s, costs);
+  costs.finish(params.protocol);
+  std::vector<std::vector<RankConnection>> patterns;
+  std::set<std::pair<int, int>> pairs;
+  for (int p = 0; p < static_cast<int>(s.phases().size()); ++p) {
+    patterns.push_back(phase_connections(s, p));
+    for (const RankConnection& c : patterns.back())
+      pairs.insert({c.from, c.to});
+  }
+  build_platform(t, world, RankPairs(pairs.begin(), pairs.end()), host_speed_of(params),
+                 protocol_links(t, params.protocol, costs));
+  const std::vector<sg4::Host*> hosts = hosts_of(t, world);
+  // Each distinct pattern solved once; a connection in several phases keeps its least rate.
+  std::map<std::vector<RankConnection>, std::vector<double>> solved;
+  std::map<RankConnection, double> rate;
+  std::vector<sg4::CommPtr> cancelled;
+  for (const auto& flows : patterns) {
+    if (flows.empty()) continue;  // a phase of one-member lanes moves nothing
+    auto [it, fresh] = solved.try_emplace(flows);
+    if (fresh) it->second = solve_pattern(*engine, flows, hosts, cancelled);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      auto [r, first] = rate.try_emplace(flows[i], it->second[i]);
+      if (!first) r->second = std::min(r->second, it->second[i]);
+    }
+  }
+  // A pipelined connection's messages leave at its even share of the route (the op-level simulation paces
+  // them so, sim/simulator.hpp) and arrive at the max-min rate: the lesser of the two carries its bytes.
+  // Raw messages go one at a time at the max-min rate.
+  const bool pipelined = is_pipelined(params.protocol);
+  costs.reshare([&](int a, int b, int channel, double even_Bps) {
+    const double solved_Bps = rate.at(RankConnection{a, b, channel});
+    return pipelined ? std::min(even_Bps, solved_Bps) : solved_Bps;
+  });
+  CostParams compute = params.compute;
+  compute.protocol = params.protocol;
+  return time_compact(s, costs, compute);
 }
 
 // ---- the child process and its pipe ----
@@ -389,25 +492,8 @@ RunResult decode(const std::string& in) {
   return r;
 }
 
-}  // namespace
-
-RunResult simulate(const Schedule& schedule, const topo::Topology& topology, const SimParams& params) {
-  if (static_cast<int>(topology.gpus().size()) < schedule.world_size()) {
-    throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
-                                  topology.gpus().size(), schedule.world_size()));
-  }
-  if (!params.platform_xml_path.empty()) {
-    RankPairs pairs = pairs_of(schedule);
-    if (params.platform_all_pairs) {
-      pairs.clear();
-      for (int a = 0; a < schedule.world_size(); ++a)
-        for (int b = 0; b < schedule.world_size(); ++b)
-          if (a != b) pairs.emplace_back(a, b);
-    }
-    std::ofstream xml(params.platform_xml_path);
-    xml << platform_xml(topology, schedule.world_size(), pairs, params.compute.reduce_Bps);
-    if (!xml) throw ConfigError(fmt::format("{}: cannot write the platform", params.platform_xml_path));
-  }
+// Runs `simulation` in a forked child (SimGrid's state stays there) and returns its result.
+RunResult run_forked(const std::function<RunResult()>& simulation) {
   int fds[2];
   if (::pipe(fds) != 0) throw BackendError(fmt::format("simulator: pipe failed: {}", std::strerror(errno)));
   std::fflush(nullptr);
@@ -417,7 +503,7 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
     ::close(fds[0]);
     std::string message;
     try {
-      message = encode(run_in_simgrid(schedule, topology, params));
+      message = encode(simulation());
     } catch (const std::exception& e) {
       message = std::string("E") + e.what();
     }
@@ -442,8 +528,44 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
     throw BackendError(fmt::format("simulator: the SimGrid process failed (status {})", status));
   }
   if (reply[0] == 'E') throw BackendError("simulator: " + reply.substr(1));
-  RunResult result = decode(reply);
+  return decode(reply);
+}
+
+void check_fits(const topo::Topology& topology, int world_size) {
+  if (static_cast<int>(topology.gpus().size()) < world_size) {
+    throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
+                                  topology.gpus().size(), world_size));
+  }
+}
+
+}  // namespace
+
+RunResult simulate(const Schedule& schedule, const topo::Topology& topology, const SimParams& params) {
+  check_fits(topology, schedule.world_size());
+  if (!params.platform_xml_path.empty()) {
+    RankPairs pairs = pairs_of(schedule);
+    if (params.platform_all_pairs) {
+      pairs.clear();
+      for (int a = 0; a < schedule.world_size(); ++a)
+        for (int b = 0; b < schedule.world_size(); ++b)
+          if (a != b) pairs.emplace_back(a, b);
+    }
+    std::ofstream xml(params.platform_xml_path);
+    xml << platform_xml(topology, schedule.world_size(), pairs, params.compute.reduce_Bps);
+    if (!xml) throw ConfigError(fmt::format("{}: cannot write the platform", params.platform_xml_path));
+  }
+  RunResult result = run_forked([&] { return run_in_simgrid(schedule, topology, params); });
   result.bytes_sent = bytes_sent_per_rank(schedule);
+  return result;
+}
+
+RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
+                           const SimParams& params) {
+  check_fits(topology, schedule.world_size());
+  if (!params.by_pattern || !params.platform_xml_path.empty() || !simulates_by_pattern(schedule))
+    return simulate(to_explicit(schedule), topology, params);
+  RunResult result = run_forked([&] { return run_patterns(schedule, topology, params); });
+  result.bytes_sent = compact_bytes_sent(schedule);
   return result;
 }
 

@@ -1,5 +1,5 @@
 // The SimGrid backend as a ScheduleTimer (engine/model/schedule_timer.hpp): a checked compact schedule,
-// expanded and simulated.
+// simulated op by op, or by pattern with params.by_pattern.
 #pragma once
 
 #include "engine/model/schedule_timer.hpp"
@@ -11,7 +11,7 @@ inline ScheduleTimer schedule_timer(SimParams params = {}) {
   return [params](const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol) {
     SimParams p = params;
     p.protocol = protocol;
-    return simulate(to_explicit(schedule), topology, p).total_s;
+    return simulate_compact(schedule, topology, p).total_s;
   };
 }
 

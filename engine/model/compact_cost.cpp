@@ -239,21 +239,40 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
                                   topology.gpus().size(), s.world_size()));
   }
   ConnectionCosts costs(topology, s.params.lanes_per_channel);
-  for_each_connection(s, [&](int a, int b, int channel) { costs.add(a, b, channel); });
+  declare_connections(s, costs);
   costs.finish();
-  const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
     costs.use_protocol(p);
-    RunResult result;
-    // The launch cost delays every rank's first op.
-    result.rank_end_s = time_schedule(s, &costs, params, protocol_constants(p).launch_s);
-    for (double t : result.rank_end_s)
-      result.total_s = std::max(result.total_s, t);
-    result.bytes_sent = bytes_sent;
-    runs.push_back({p, std::move(result)});
+    runs.push_back({p, time_compact(s, costs, params)});
   }
   return runs;
+}
+
+std::vector<RankConnection> phase_connections(const CompactSchedule& s, int phase) {
+  std::vector<RankConnection> connections;
+  for (const Lane& lane : s.phases().at(phase).lanes) {
+    const auto& g = lane.ranks;
+    for_each_pass_connection(*lane.pass,
+                             [&](int a, int b, int channel) { connections.push_back({g[a], g[b], channel}); });
+  }
+  std::sort(connections.begin(), connections.end());
+  connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
+  return connections;
+}
+
+void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
+  for_each_connection(s, [&](int a, int b, int channel) { costs.add(a, b, channel); });
+}
+
+RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
+  RunResult result;
+  // The launch cost delays every rank's first op.
+  result.rank_end_s = time_schedule(s, &costs, params, protocol_constants(costs.protocol()).launch_s);
+  for (double t : result.rank_end_s)
+    result.total_s = std::max(result.total_s, t);
+  result.bytes_sent = compact_bytes_sent(s);
+  return result;
 }
 
 RunResult estimate_compact_cost(const CompactSchedule& s, const topo::Topology& topology,

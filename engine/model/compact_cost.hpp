@@ -17,6 +17,7 @@
 
 #include "engine/ir/compact.hpp"
 #include "engine/ir/run_result.hpp"
+#include "engine/model/connections.hpp"
 #include "engine/model/cost.hpp"
 
 namespace cclab {
@@ -30,6 +31,20 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
                                                            const topo::Topology& topology,
                                                            const CostParams& params = {});
 int count_compact_steps(const CompactSchedule& schedule);
+
+// The pieces of estimate_compact_cost_by_protocol for a backend that prices the connections itself (the
+// pattern-level simulator, sim/simulator.hpp):
+// - every connection (from, to, IR channel, in global ranks) that the expansion of phase `phase` uses, each
+//   once, in a fixed order: the phase's concurrent flows;
+struct RankConnection {
+  int from = 0, to = 0, ir_channel = 0;
+  auto operator<=>(const RankConnection&) const = default;
+};
+std::vector<RankConnection> phase_connections(const CompactSchedule& schedule, int phase);
+// - declares every connection of the schedule in `costs` (then finish() it);
+void declare_connections(const CompactSchedule& schedule, ConnectionCosts& costs);
+// - the schedule timed on those connections under costs.protocol(), launch cost included.
+RunResult time_compact(const CompactSchedule& schedule, const ConnectionCosts& costs, const CostParams& params);
 
 // What costing the schedule takes, counted in O(connections): the distinct rank pairs to route (each a
 // shortest-path search over the topology), the ring and tree recurrences' cells, the ops of explicit lanes

@@ -121,6 +121,14 @@ void ConnectionCosts::use_protocol(Protocol protocol) {
   }
 }
 
+void ConnectionCosts::reshare(const std::function<double(int, int, int, double)>& share) {
+  for (auto& [k, e] : connections_) {
+    e.route_bandwidth_Bps = share(static_cast<int>(k >> 40), static_cast<int>((k >> 16) & 0xffffff),
+                                  static_cast<int>(k & 0xffff), e.route_bandwidth_Bps);
+  }
+  use_protocol(protocol_);
+}
+
 double ConnectionCosts::bandwidth_cap_Bps() const {
   return protocol_bandwidth_cap_Bps(protocol_, topology_.gpu_arch(), nodes_, channels_);
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +51,10 @@ class ConnectionCosts {
   void finish(Protocol protocol = Protocol::Raw);
   // Re-prices every connection for another concrete protocol (after finish()).
   void use_protocol(Protocol protocol);
+  // Replaces each connection's share of its route (finish()'s even split of every link among the channels
+  // crossing it) by share(from_rank, to_rank, ir_channel, even_share_Bps), then re-prices under the current
+  // protocol: how the pattern-level simulator (sim/simulator.hpp) brings in SimGrid's max-min rates.
+  void reshare(const std::function<double(int, int, int, double)>& share);
   Protocol protocol() const { return protocol_; }
   bool pipelined() const { return is_pipelined(protocol_); }
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.

@@ -1,0 +1,98 @@
+// The simulator's pattern-level mode (sim/simulator.hpp, `--fast`) against the op-by-op simulation, its
+// reference: equal within 0.1 % on bandwidth-bound ring passes (ring, hierarchical) on plain, oversubscribed
+// and degraded fabrics; seeing the contention the α-β model's even split misses; and running op by op what it
+// does not cover. Not asserted, a known gap (docs/simulation.md): after link failures, rings whose detours
+// share a link are not all busy at once, and by pattern comes out 2-13 % slower.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/check/verified.hpp"
+#include "engine/model/compact_cost.hpp"
+#include "engine/plan/selection.hpp"
+#include "engine/whatif/faults.hpp"
+#include "sim/simulator.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+CompactSchedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes) {
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
+  PlannedCompact planned = plan_compact(spec, t, algorithm);
+  EXPECT_TRUE(planned.schedule) << planned.reason;
+  return verify_compact(std::move(*planned.schedule)).compact();
+}
+
+struct Times {
+  double fast_s, exact_s, alpha_beta_s;
+};
+
+// Reductions free: the op-level simulation runs a rank's concurrent reductions side by side on one host
+// (sharing its rate), the α-β recurrence each at the full rate, a difference of the two backends (issue
+// "Fidelity") that is not the network's.
+Times times(const CompactSchedule& s, const topo::Topology& t) {
+  CostParams compute;
+  compute.reduce_Bps = 0;
+  compute.copy_Bps = 0;
+  const ProtocolRun modelled = cheapest(estimate_compact_cost_by_protocol(s, t, compute));
+  sim::SimParams params;
+  params.compute = compute;
+  params.protocol = modelled.protocol;
+  const double exact_s = sim::simulate_compact(s, t, params).total_s;
+  params.by_pattern = true;
+  return {sim::simulate_compact(s, t, params).total_s, exact_s, modelled.run.total_s};
+}
+
+const char* kOversubscribed = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,oversub=4";
+
+TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
+  LinkDegradation degrade;
+  degrade.links.fraction = 0.5;
+  degrade.links.seed = 7;
+  degrade.bandwidth_factor = 0.4;
+  const std::string spine = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,spines=2";
+  struct Case {
+    std::string name;
+    std::shared_ptr<const topo::Topology> topology;
+  };
+  const std::vector<Case> cases = {
+      {"dgx_a100:4", std::make_shared<topo::Topology>(topo::make_preset("dgx_a100:4"))},
+      {kOversubscribed, std::make_shared<topo::Topology>(topo::make_preset(kOversubscribed))},
+      {spine + " degraded", faulted_topology(spine, degrade, {}).topology},
+  };
+  for (const Case& c : cases) {
+    for (const char* algorithm : {"ring", "hierarchical"}) {
+      const CompactSchedule s = plan(*c.topology, algorithm, 256ULL << 20);
+      ASSERT_TRUE(sim::simulates_by_pattern(s)) << algorithm;
+      const Times t = times(s, *c.topology);
+      EXPECT_NEAR(t.fast_s, t.exact_s, 0.001 * t.exact_s)
+          << algorithm << " on " << c.name << ": by pattern " << t.fast_s << " s, op by op " << t.exact_s << " s";
+    }
+  }
+}
+
+// Hierarchical's inter-node rings (one per local rank, all on the same channels) cross the oversubscribed
+// spine together: four times oversubscribed, each gets a quarter of its NIC there. The α-β model splits a
+// link among channels, not flows of one channel, and misses it; the solved pattern does not.
+TEST(SimPatterns, SeeTheContentionTheEvenSplitMisses) {
+  const topo::Topology t = topo::make_preset(kOversubscribed);
+  const Times h = times(plan(t, "hierarchical", 256ULL << 20), t);
+  EXPECT_GT(h.fast_s, 2.0 * h.alpha_beta_s) << "by pattern " << h.fast_s << " s, α-β " << h.alpha_beta_s << " s";
+  EXPECT_NEAR(h.fast_s, h.exact_s, 0.01 * h.exact_s);
+}
+
+// Trees and explicit passes are not simulated by pattern: the same result as op by op, to the bit.
+TEST(SimPatterns, TreesAndExplicitPassesRunOpByOp) {
+  const topo::Topology t = topo::make_preset("dgx_a100:2");
+  for (const char* algorithm : {"tree", "halving_doubling"}) {
+    const CompactSchedule s = plan(t, algorithm, 16ULL << 20);
+    EXPECT_FALSE(sim::simulates_by_pattern(s)) << algorithm;
+    const Times x = times(s, t);
+    EXPECT_EQ(x.fast_s, x.exact_s) << algorithm;
+  }
+}
+
+}  // namespace
+}  // namespace cclab
