@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/distributed.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "engine/whatif/predict.hpp"
@@ -86,7 +87,9 @@ void run_predict(const PredictArgs& args) {
   options.simulate = simulator_timer(args.fast);
   options.jobs = args.jobs;
   PredictStats stats;
-  const auto results = predict_scenario(scenario, options, &stats);
+  const auto distributed = predict_distributed(scenario, options, &stats);
+  if (!distributed) return;  // a rank other than 0 of an MPI launch: rank 0 prints and writes
+  const std::vector<PointResult>& results = *distributed;
   if (args.format == "csv") {
     fmt::print("{}", results_csv(scenario, results));
   } else if (args.format == "json") {

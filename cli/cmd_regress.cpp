@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/distributed.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "engine/whatif/predict.hpp"
@@ -164,6 +165,7 @@ int run_regress(const RegressArgs& args) {
   }
   Points current;
   std::set<std::string> names;
+  bool root = true;
   for (const std::string& path : args.scenarios) {
     const Scenario scenario = load_scenario(path);
     if (!names.insert(scenario.name).second)
@@ -172,13 +174,19 @@ int run_regress(const RegressArgs& args) {
     options.progress = ::isatty(STDERR_FILENO);
     options.simulate = simulator_timer(args.fast);
     options.jobs = args.jobs;
-    const auto results = predict_scenario(scenario, options);
+    const auto distributed = predict_distributed(scenario, options);
+    if (!distributed) {  // a rank other than 0 of an MPI launch: rank 0 judges and prints
+      root = false;
+      continue;
+    }
+    const std::vector<PointResult>& results = *distributed;
     for (const PointResult& r : results) {
       current[key_of(scenario.name, r.point->label())] =
           Figures{r.point->gpus(), r.prediction.step_s, r.prediction.efficiency};
     }
     fmt::print("regress: {} ({}): {} points\n", scenario.name, path, results.size());
   }
+  if (!root) return 0;
 
   std::vector<Verdict> verdicts;
   for (const auto& [key, now] : current) {

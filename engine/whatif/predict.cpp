@@ -158,8 +158,17 @@ ComputeProfile resolved_compute(const ScenarioPoint& p) {
 
 }  // namespace
 
-std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options,
-                                          PredictStats* stats) {
+namespace {
+
+// What predicting a set of points leaves: per point of the scenario, its result or its error (neither for a
+// point not asked for).
+struct Outcomes {
+  std::vector<std::optional<PointResult>> results;
+  std::vector<std::exception_ptr> errors;
+};
+
+Outcomes predict_points(const Scenario& scenario, const PredictOptions& options, Shard shard,
+                        PredictStats* stats) {
   const std::size_t n = scenario.points.size();
   std::vector<std::optional<PointResult>> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -197,7 +206,7 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, const Predic
   };
   std::vector<std::size_t> modelled, simulated;
   for (std::size_t i = 0; i < n; ++i)
-    (scenario.points[i].backend == TimeBackend::Sim ? simulated : modelled).push_back(i);
+    if (shard.owns(i)) (scenario.points[i].backend == TimeBackend::Sim ? simulated : modelled).push_back(i);
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t workers =
       std::min(modelled.size(), options.jobs > 0 ? static_cast<std::size_t>(options.jobs) : cores);
@@ -230,15 +239,136 @@ std::vector<PointResult> predict_scenario(const Scenario& scenario, const Predic
       stats->verified += w.verified;
     }
   }
-  // The first failing point's error, as a run in order would have stopped there.
-  for (std::size_t i = 0; i < n; ++i)
-    if (errors[i]) std::rethrow_exception(errors[i]);
+  return {std::move(results), std::move(errors)};
+}
+
+// The first failing point's error, as a run in order would have stopped there; else the results.
+std::vector<PointResult> in_order(Outcomes outcomes) {
+  for (const std::exception_ptr& e : outcomes.errors)
+    if (e) std::rethrow_exception(e);
   std::vector<PointResult> out;
-  out.reserve(n);
-  for (auto& r : results)
+  out.reserve(outcomes.results.size());
+  for (auto& r : outcomes.results)
     out.push_back(std::move(*r));
   return out;
 }
+
+// ---- the wire form of a shard's outcomes (predict_shard / merge_shards) ----
+
+nlohmann::json bucket_json(const Bucket& b) {
+  return {b.elements,       b.first_tensor, b.last_tensor,    b.ready_s,         b.start_s,
+       b.end_s,          b.algorithm,    b.gather_start_s, b.gather_end_s,    b.gather_algorithm};
+}
+Bucket bucket_from(const nlohmann::json& j) {
+  return Bucket{j[0].get<std::uint64_t>(), j[1].get<std::size_t>(), j[2].get<std::size_t>(), j[3].get<double>(),
+             j[4].get<double>(),        j[5].get<double>(),      j[6].get<std::string>(), j[7].get<double>(),
+             j[8].get<double>(),        j[9].get<std::string>()};
+}
+nlohmann::json spans_json(const ComputeSpans& c) {
+  return {c.forward_end_s, c.backward_end_s, c.optimizer_start_s, c.optimizer_end_s};
+}
+ComputeSpans spans_from(const nlohmann::json& j) {
+  return {j[0].get<double>(), j[1].get<double>(), j[2].get<double>(), j[3].get<double>()};
+}
+nlohmann::json elastic_json(const ElasticOutcome& e) {
+  return {e.gpus_after,     e.redone_steps,        e.lost_work_s,  e.recovery_s,   e.step_before_s,
+          e.step_after_s,   e.samples_per_s_before, e.samples_per_s_after, e.steps_after, e.checkpoints,
+          e.checkpoint_s,   e.job_s,               e.healthy_job_s};
+}
+ElasticOutcome elastic_from(const nlohmann::json& j) {
+  ElasticOutcome e;
+  e.gpus_after = j[0], e.redone_steps = j[1], e.lost_work_s = j[2], e.recovery_s = j[3];
+  e.step_before_s = j[4], e.step_after_s = j[5], e.samples_per_s_before = j[6], e.samples_per_s_after = j[7];
+  e.steps_after = j[8], e.checkpoints = j[9], e.checkpoint_s = j[10], e.job_s = j[11], e.healthy_job_s = j[12];
+  return e;
+}
+
+// An error crosses as its type and message.
+nlohmann::json error_json(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ConfigError& e) {
+    return {"config", e.what()};
+  } catch (const PlanError& e) {
+    return {"plan", e.what()};
+  } catch (const BackendError& e) {
+    return {"backend", e.what()};
+  } catch (const std::exception& e) {
+    return {"internal", e.what()};
+  }
+}
+[[noreturn]] void throw_error(const nlohmann::json& j) {
+  const std::string kind = j[0], message = j[1];
+  if (kind == "config") throw ConfigError(message);
+  if (kind == "plan") throw PlanError(message);
+  if (kind == "backend") throw BackendError(message);
+  throw InternalError(message);
+}
+
+}  // namespace
+
+std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options,
+                                          PredictStats* stats) {
+  return in_order(predict_points(scenario, options, Shard{}, stats));
+}
+
+std::string predict_shard(const Scenario& scenario, const PredictOptions& options, Shard shard,
+                          PredictStats* stats) {
+  Outcomes outcomes = predict_points(scenario, options, shard, stats);
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t i = 0; i < outcomes.results.size(); ++i) {
+    if (outcomes.errors[i]) {
+      points.push_back({i, "error", error_json(outcomes.errors[i])});
+    } else if (const auto& r = outcomes.results[i]) {
+      const StepPrediction& p = r->prediction;
+      nlohmann::json buckets = nlohmann::json::array();
+      for (const Bucket& b : p.buckets)
+        buckets.push_back(bucket_json(b));
+      points.push_back({i,
+                        "ok",
+                        {buckets, spans_json(p.slowest), spans_json(p.healthy), p.step_s, p.compute_s,
+                         p.communication_s, p.exposed_s, p.samples_per_s, p.speedup, p.efficiency},
+                        r->bucket_algorithms,
+                        r->elastic ? elastic_json(*r->elastic) : nlohmann::json()});
+    }
+  }
+  const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(points);
+  return {cbor.begin(), cbor.end()};
+}
+
+std::vector<PointResult> merge_shards(const Scenario& scenario, const std::vector<std::string>& encoded) {
+  Outcomes outcomes;
+  outcomes.results.resize(scenario.points.size());
+  outcomes.errors.resize(scenario.points.size());
+  for (const std::string& shard : encoded) {
+    for (const nlohmann::json& point : nlohmann::json::from_cbor(shard)) {
+      const auto i = point[0].get<std::size_t>();
+      CCLAB_ENFORCE(i < scenario.points.size(), "a shard returned point {} of {}", i, scenario.points.size());
+      if (point[1] == "error") {
+        try {
+          throw_error(point[2]);
+        } catch (...) {
+          outcomes.errors[i] = std::current_exception();
+        }
+        continue;
+      }
+      const nlohmann::json& q = point[2];
+      StepPrediction p;
+      for (const nlohmann::json& b : q[0])
+        p.buckets.push_back(bucket_from(b));
+      p.slowest = spans_from(q[1]), p.healthy = spans_from(q[2]);
+      p.step_s = q[3], p.compute_s = q[4], p.communication_s = q[5], p.exposed_s = q[6];
+      p.samples_per_s = q[7], p.speedup = q[8], p.efficiency = q[9];
+      std::optional<ElasticOutcome> elastic;
+      if (!point[4].is_null()) elastic = elastic_from(point[4]);
+      outcomes.results[i] = PointResult{&scenario.points[i], std::move(p), point[3], std::move(elastic)};
+    }
+  }
+  for (std::size_t i = 0; i < scenario.points.size(); ++i)
+    CCLAB_ENFORCE(outcomes.results[i] || outcomes.errors[i], "no shard predicted point {}", i);
+  return in_order(std::move(outcomes));
+}
+
 
 std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results) {
   std::ostringstream csv;

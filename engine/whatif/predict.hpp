@@ -54,6 +54,20 @@ struct PredictOptions {
 std::vector<PointResult> predict_scenario(const Scenario& scenario, const PredictOptions& options = {},
                                           PredictStats* stats = nullptr);
 
+// A sweep split over processes (`mpirun -np N cclab predict`, cli/distributed.hpp): process `index` of
+// `count` predicts the points i with i % count == index (neighbouring points differ most in size, so each
+// process gets small and large ones alike).
+struct Shard {
+  std::size_t index = 0, count = 1;
+  bool owns(std::size_t point) const { return point % count == index; }
+};
+// The shard's points predicted, each its result or its error, encoded (CBOR) for the gather.
+std::string predict_shard(const Scenario& scenario, const PredictOptions& options, Shard shard,
+                          PredictStats* stats = nullptr);
+// Every shard's encoding merged back into the scenario's order: what predict_scenario returns, the same to
+// the last bit (doubles travel exactly), or the first failing point's error, of the type it was thrown as.
+std::vector<PointResult> merge_shards(const Scenario& scenario, const std::vector<std::string>& encoded);
+
 // Rows as CSV (header first) and as a JSON array; the swept fields are columns of their own.
 std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results);
 nlohmann::json results_json(const Scenario& scenario, const std::vector<PointResult>& results);
