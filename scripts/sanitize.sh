@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-asan}
 scripts/install-deps.sh
-tests=(units_test topology_test schedule_test expansion_test formulas_test mutation_test workload_test scenario_test sim_test
+tests=(units_test topology_test schedule_test expansion_test formulas_test mutation_test workload_test scenario_test sim_test sim_pattern_test
        ring_search_test compare_test compact_cost_test
        reduce_kernels_test checkpoint_test calibration_test)
 mpi_tests=(mpi_collectives_np2 mpi_collectives_np3 mpi_collectives_np4 mpi_collectives_streams_np2

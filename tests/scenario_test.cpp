@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "engine/whatif/predict.hpp"
 #include "engine/whatif/scenario.hpp"
 #include "topology/presets.hpp"
 
@@ -351,6 +352,45 @@ TEST(Scenario, TheBuiltInDefaultIsTheShippedFile) {
   EXPECT_EQ(s.points.front().gpus(), 8);
   EXPECT_EQ(s.points.back().gpus(), 256);
   EXPECT_EQ(s.points.back().algorithm, "auto");
+}
+
+// A sweep split in shards (what `mpirun -np N cclab predict` runs) and merged back is the serial result to the
+// last bit, elastic outcomes included.
+TEST(Scenario, ShardsMergeIntoTheSerialResult) {
+  const Scenario s = parse_scenario(R"(name: shards
+topology: {preset: dgx_a100, nodes: [2, 4, 8]}
+workload: resnet50
+compute: {gpu: a100}
+communication: {algorithm: [ring, tree, auto]}
+faults:
+  lost_nodes: {nodes: 1, at_step: 650, checkpoint_every: 100, restart: 30s, steps: 1000}
+)",
+                                    "shards.yaml", "");
+  PredictOptions options;
+  options.jobs = 1;
+  const std::vector<PointResult> serial = predict_scenario(s, options);
+  for (std::size_t count : {1u, 3u, 8u, 11u}) {
+    std::vector<std::string> shards;
+    for (std::size_t index = 0; index < count; ++index)
+      shards.push_back(predict_shard(s, options, Shard{index, count}));
+    const std::vector<PointResult> merged = merge_shards(s, shards);
+    EXPECT_EQ(results_json(s, merged), results_json(s, serial)) << count << " shards";
+    ASSERT_EQ(merged.size(), serial.size());
+    for (std::size_t i = 0; i < merged.size(); ++i) {  // what the timeline draws, beyond the JSON rows
+      EXPECT_EQ(merged[i].point, serial[i].point);
+      ASSERT_EQ(merged[i].prediction.buckets.size(), serial[i].prediction.buckets.size());
+      for (std::size_t b = 0; b < merged[i].prediction.buckets.size(); ++b) {
+        EXPECT_EQ(merged[i].prediction.buckets[b].end_s, serial[i].prediction.buckets[b].end_s);
+        EXPECT_EQ(merged[i].prediction.buckets[b].algorithm, serial[i].prediction.buckets[b].algorithm);
+      }
+      EXPECT_EQ(merged[i].prediction.slowest.optimizer_end_s, serial[i].prediction.slowest.optimizer_end_s);
+      ASSERT_EQ(merged[i].elastic.has_value(), serial[i].elastic.has_value());
+      if (merged[i].elastic) EXPECT_EQ(merged[i].elastic->job_s, serial[i].elastic->job_s);
+    }
+  }
+  // Without one shard, the merge refuses.
+  std::vector<std::string> partial{predict_shard(s, options, Shard{0, 2})};
+  EXPECT_THROW(merge_shards(s, partial), InternalError);
 }
 
 }  // namespace
