@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
@@ -14,6 +15,10 @@ namespace sg4 = simgrid::s4u;
 
 std::string host_name(const topo::Topology& topology, int rank) {
   return topology.vertex(topology.gpus().at(rank)).name;
+}
+
+std::string background_host(const topo::Topology& topology, topo::VertexId vertex) {
+  return topology.vertex(vertex).name;
 }
 
 namespace {
@@ -54,6 +59,33 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
     links[id] = zone->create_split_duplex_link(link_name(id), t.effective_bandwidth_Bps(id))
                     ->set_latency(t.effective_latency_s(id))
                     ->seal();
+  }
+  // A neighbour job's endpoints (topology.hpp, background flows): hosts named after their vertices, and
+  // their routes over the same links.
+  const auto link_of = [&](std::size_t id) {
+    auto [it, fresh] = links.try_emplace(id, nullptr);
+    if (fresh) {
+      it->second = zone->create_split_duplex_link(link_name(id), t.effective_bandwidth_Bps(id))
+                       ->set_latency(t.effective_latency_s(id))
+                       ->seal();
+    }
+    return it->second;
+  };
+  std::map<topo::VertexId, sg4::Host*> background_hosts;
+  for (const auto& flow : t.background()) {
+    for (topo::VertexId v : {flow.from, flow.to})
+      if (!background_hosts.count(v)) background_hosts[v] = zone->create_host(background_host(t, v), 1.0)->seal();
+  }
+  std::set<std::pair<topo::VertexId, topo::VertexId>> background_routes;
+  for (const auto& flow : t.background()) {
+    if (!background_routes.insert({flow.from, flow.to}).second) continue;
+    std::vector<sg4::LinkInRoute> hops;
+    for (const auto& h : t.route(flow.from, flow.to).hops) {
+      hops.emplace_back(link_of(h.link),
+                        h.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+    }
+    zone->add_route(background_hosts[flow.from]->get_netpoint(), background_hosts[flow.to]->get_netpoint(),
+                    nullptr, nullptr, hops, false);
   }
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     std::vector<sg4::LinkInRoute> hops;

@@ -48,6 +48,21 @@ std::uint64_t connection_key(int a, int b, int channel) {
          static_cast<std::uint64_t>(channel);
 }
 
+// The topology's background flows as (source, destination) host pairs, one per stream (after build_platform).
+std::vector<std::pair<sg4::Host*, sg4::Host*>> background_streams(const topo::Topology& t) {
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> streams;
+  for (const auto& flow : t.background()) {
+    for (int k = 0; k < flow.streams; ++k) {
+      streams.emplace_back(sg4::Host::by_name(background_host(t, flow.from)),
+                           sg4::Host::by_name(background_host(t, flow.to)));
+    }
+  }
+  return streams;
+}
+
+// A transfer too large to finish: what a background stream sends, or a pattern's probe.
+constexpr double kEndlessBytes = 1e18;
+
 // Drives the schedule through SimGrid, creating each activity only when the IR's rules let it start:
 // SimGrid 3.32 scans lists of pending communications, so a whole schedule created up front (a DAG of vetoed
 // activities) costs time quadratic in its size. Here the IR's ordering is tracked by this class, SimGrid sees
@@ -88,7 +103,22 @@ class Driver {
     }
   }
 
+  // The neighbour job's streams run from time 0 until the schedule's last op completes.
   void start_all() {
+    for (int r = 0; r < s_.world_size(); ++r)
+      remaining_ops_ += s_.ranks[r].ops.size();
+    // Each stream is a backlogged connection like ours: under a pipelined protocol, its full window of
+    // messages in flight (max-min shares per message, so a stream weighs what one of our connections does).
+    const int window = pipelined_ ? kNcclSteps : 1;
+    if (remaining_ops_ > 0) {
+      for (const auto& [from, to] : background_streams(topology_)) {
+        for (int m = 0; m < window; ++m) {
+          background_.push_back(sg4::Comm::sendto_init(from, to));
+          background_.back()->set_payload_size(static_cast<std::uint64_t>(kEndlessBytes));
+          background_.back()->start();
+        }
+      }
+    }
     for (int r = 0; r < s_.world_size(); ++r)
       advance(r);
   }
@@ -271,6 +301,11 @@ class Driver {
   // (Inside advance(r), the frontier's own start loop picks up what this lets start.)
   void finish(int r, OpId i) {
     result_.op_times[r][i].end_s = now();
+    if (--remaining_ops_ == 0) {
+      // Cancelled, not destroyed: SimGrid finishes cancelling them in its next step.
+      for (const sg4::CommPtr& c : background_)
+        c->cancel();
+    }
     if (ranks_[r].complete(i)) advance(r);
   }
 
@@ -290,6 +325,8 @@ class Driver {
   std::unordered_map<std::uint64_t, Connection> connections_;
   std::unordered_map<const sg4::Activity*, Flight> in_flight_;
   std::vector<sg4::ActivityPtr> finished_;
+  std::size_t remaining_ops_ = 0;
+  std::vector<sg4::CommPtr> background_;
   RunResult result_;
 };
 
@@ -360,16 +397,15 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 // moves between two instants after the longest route latency, while nothing starts or ends. The flows are
 // cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling them in its
 // next run, so they are kept alive in `cancelled` until the engine is done.
-std::vector<double> solve_pattern(sg4::Engine& engine, const std::vector<RankConnection>& flows,
-                                  const std::vector<sg4::Host*>& hosts, std::vector<sg4::CommPtr>& cancelled) {
-  constexpr double kPayloadBytes = 1e18;  // far more than 100 s of the fastest link moves
-  constexpr double kSettleS = 1.0;        // beyond any route's latency (µs to ms)
-  constexpr double kWindowS = 100.0;
+std::vector<double> solve_pattern(sg4::Engine& engine, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& flows,
+                                  std::vector<sg4::CommPtr>& cancelled) {
+  constexpr double kSettleS = 1.0;  // beyond any route's latency (µs to ms)
+  constexpr double kWindowS = 100.0;  // kEndlessBytes is far more than 100 s of the fastest link moves
   std::vector<sg4::CommPtr> comms;
   comms.reserve(flows.size());
-  for (const RankConnection& f : flows) {
-    comms.push_back(sg4::Comm::sendto_init(hosts[f.from], hosts[f.to]));
-    comms.back()->set_payload_size(static_cast<std::uint64_t>(kPayloadBytes));
+  for (const auto& [from, to] : flows) {
+    comms.push_back(sg4::Comm::sendto_init(from, to));
+    comms.back()->set_payload_size(static_cast<std::uint64_t>(kEndlessBytes));
     comms.back()->start();
   }
   const double t0 = sg4::Engine::get_clock();
@@ -382,8 +418,8 @@ std::vector<double> solve_pattern(sg4::Engine& engine, const std::vector<RankCon
   for (std::size_t i = 0; i < flows.size(); ++i) {
     rates[i] = (remaining[i] - comms[i]->get_remaining()) / kWindowS;
     if (!(rates[i] > 0)) {
-      throw BackendError(fmt::format("simulator: the flow rank {} -> rank {} (channel {}) did not move in SimGrid",
-                                     flows[i].from, flows[i].to, flows[i].ir_channel));
+      throw BackendError(fmt::format("simulator: the flow {} -> {} did not move in SimGrid",
+                                     flows[i].first->get_name(), flows[i].second->get_name()));
     }
   }
   for (sg4::CommPtr& c : comms) {
@@ -410,6 +446,7 @@ RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const 
   build_platform(t, world, RankPairs(pairs.begin(), pairs.end()), host_speed_of(params),
                  protocol_links(t, params.protocol, costs));
   const std::vector<sg4::Host*> hosts = hosts_of(t, world);
+  const auto background = background_streams(t);
   // Each distinct pattern solved once; a connection in several phases keeps its least rate.
   std::map<std::vector<RankConnection>, std::vector<double>> solved;
   std::map<RankConnection, double> rate;
@@ -417,7 +454,14 @@ RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const 
   for (const auto& flows : patterns) {
     if (flows.empty()) continue;  // a phase of one-member lanes moves nothing
     auto [it, fresh] = solved.try_emplace(flows);
-    if (fresh) it->second = solve_pattern(*engine, flows, hosts, cancelled);
+    if (fresh) {
+      // The phase's flows, then the neighbour job's streams, which share the links the whole time.
+      std::vector<std::pair<sg4::Host*, sg4::Host*>> endpoints;
+      for (const RankConnection& c : flows)
+        endpoints.emplace_back(hosts[c.from], hosts[c.to]);
+      endpoints.insert(endpoints.end(), background.begin(), background.end());
+      it->second = solve_pattern(*engine, endpoints, cancelled);
+    }
     for (std::size_t i = 0; i < flows.size(); ++i) {
       auto [r, first] = rate.try_emplace(flows[i], it->second[i]);
       if (!first) r->second = std::min(r->second, it->second[i]);

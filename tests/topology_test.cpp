@@ -277,6 +277,29 @@ TEST(Topology, RailFabricKeepsSameRailTrafficOnItsRail) {
   }
 }
 
+// A neighbour job: its servers' NICs in spare ports of the job's leaves (up-links unchanged), a ring of
+// background flows rail by rail; the job's world, nodes and routes stay what they were.
+TEST(Topology, NeighbourJobSharesTheLeavesAndRunsARing) {
+  const char* base = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,oversub=2";
+  const Topology alone = make_preset(base);
+  const Topology shared = make_preset(std::string(base) + ",neighbour=4");
+  EXPECT_EQ(shared.gpus().size(), alone.gpus().size());
+  EXPECT_EQ(shared.num_nodes(), alone.num_nodes());
+  EXPECT_EQ(shared.route_between_ranks(0, 31).hops.size(), alone.route_between_ranks(0, 31).hops.size());
+  EXPECT_EQ(shared.route_between_ranks(0, 31).latency_s, alone.route_between_ranks(0, 31).latency_s);
+  EXPECT_TRUE(alone.background().empty());
+  ASSERT_EQ(shared.background().size(), 4u * 8u);  // 4 servers x 8 NICs, one stream each
+  const Topology::BackgroundFlow& f = shared.background()[8 * 3 + 5];  // server 3, NIC 5 -> server 0
+  EXPECT_EQ(shared.vertex(f.from).name, "nb3.nic5");
+  EXPECT_EQ(shared.vertex(f.to).name, "nb0.nic5");
+  // Neighbour 1 sits under leaf 1, neighbour 0 under leaf 0: 0 -> 1 crosses a spine on up-links as fast as
+  // the job's own.
+  const Route r = shared.route(f.to, shared.background()[5].to);  // nb0.nic5 -> nb1.nic5
+  EXPECT_EQ(r.hops.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, alone.route_between_ranks(5, 21).bottleneck_bandwidth_Bps);
+  EXPECT_THROW(make_preset(std::string(base) + ",neighbour=1"), ConfigError);
+}
+
 TEST(PresetSpec, Errors) {
   EXPECT_THROW(make_preset("dgx_z100:4"), ConfigError);
   EXPECT_THROW(make_preset("dgx_a100"), ConfigError);
@@ -319,7 +342,8 @@ TEST(PresetSpec, BandwidthWithSlashIsStillAPreset) {
 
 TEST(Yaml, RoundTrip) {
   for (const char* spec :
-       {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3"}) {
+       {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3",
+        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,neighbour=3"}) {
     const Topology t = make_preset(spec);
     const std::string text = dump_topology_yaml(t);
     const Topology back = parse_topology_yaml(text);

@@ -43,10 +43,10 @@ std::string node_prefix(int node) {
 
 // Joins the NICs of all nodes (nics[node][i]) with the fabric. Returns nothing: the topology is extended in
 // place.
-void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, double nic_Bps,
-                const FabricParams& f) {
-  const int nodes = static_cast<int>(nics.size());
+void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int job_nodes, double nic_Bps,
+               const FabricParams& f) {
   const int per_node = nics.empty() ? 0 : static_cast<int>(nics[0].size());
+  const int nodes = static_cast<int>(nics.size());
   switch (f.fabric) {
     case Fabric::SingleSwitch: {
       VertexId sw = t.add_vertex(Vertex{"switch", VertexKind::Switch});
@@ -57,26 +57,32 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
     }
     case Fabric::LeafSpine: {
       // Each leaf has nodes_per_leaf x per_node down-links; its up-link capacity is that divided by oversub,
-      // spread evenly over the spines.
-      const int leaves = (nodes + f.nodes_per_leaf - 1) / f.nodes_per_leaf;
-      const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
+      // spread evenly over the spines. A neighbour job's servers (after the job's `job_nodes`) sit in spare
+      // ports of the job's leaves, neighbour k on leaf k mod leaves: the up-links stay as they are and carry
+      // both jobs.
+      const int leaves = (job_nodes + f.nodes_per_leaf - 1) / f.nodes_per_leaf;
+      std::vector<std::vector<int>> on_leaf(static_cast<std::size_t>(std::max(leaves, 1)));
+      for (int n = 0; n < nodes; ++n)
+        on_leaf[n < job_nodes ? n / f.nodes_per_leaf : (n - job_nodes) % on_leaf.size()].push_back(n);
       std::vector<VertexId> spines;
       for (int s = 0; s < f.spines; ++s)
         spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
-      for (int l = 0; l < leaves; ++l) {
+      for (std::size_t l = 0; l < on_leaf.size(); ++l) {
+        const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
         VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch});
         for (VertexId spine : spines)
           t.add_link(leaf, spine, f.link_kind, uplink_Bps, f.link_latency_s);
-        for (int n = l * f.nodes_per_leaf; n < std::min(nodes, (l + 1) * f.nodes_per_leaf); ++n)
+        for (int n : on_leaf[l])
           for (VertexId nic : nics[n])
             t.add_link(nic, leaf, f.link_kind, nic_Bps, f.link_latency_s);
       }
       return;
     }
     case Fabric::Rail: {
-      // NIC i of every node on rail switch i; one spine joins the rails for cross-rail traffic.
+      // NIC i of every node on rail switch i; one spine joins the rails for cross-rail traffic (sized for the
+      // job's nodes; a neighbour job's NICs take spare rail ports).
       VertexId spine = t.add_vertex(Vertex{"rail-spine", VertexKind::Switch});
-      const double uplink_Bps = nodes * nic_Bps / f.oversubscription;
+      const double uplink_Bps = job_nodes * nic_Bps / f.oversubscription;
       for (int i = 0; i < per_node; ++i) {
         VertexId rail = t.add_vertex(Vertex{fmt::format("rail{}", i), VertexKind::Switch});
         t.add_link(rail, spine, f.link_kind, uplink_Bps, f.link_latency_s);
@@ -86,6 +92,21 @@ void add_fabric(Topology& t, const std::vector<std::vector<VertexId>>& nics, dou
       return;
     }
   }
+}
+
+// The job's NICs and, with f.neighbour_nodes, the neighbour job's (FabricParams), joined by the fabric.
+void add_fabric(Topology& t, std::vector<std::vector<VertexId>> nics, double nic_Bps, const FabricParams& f) {
+  const int job_nodes = static_cast<int>(nics.size());
+  const std::size_t per_node = nics.empty() ? 0 : nics[0].size();
+  for (int k = 0; k < f.neighbour_nodes; ++k) {
+    nics.emplace_back();
+    for (std::size_t i = 0; i < per_node; ++i)
+      nics.back().push_back(t.add_vertex(Vertex{fmt::format("nb{}.nic{}", k, i), VertexKind::Nic}));
+  }
+  join_nics(t, nics, job_nodes, nic_Bps, f);
+  for (int k = 0; f.neighbour_nodes > 1 && k < f.neighbour_nodes; ++k)
+    for (std::size_t i = 0; i < per_node; ++i)
+      t.add_background({nics[job_nodes + k][i], nics[job_nodes + (k + 1) % f.neighbour_nodes][i], 1});
 }
 
 // The NVSwitch node (DGX/HGX A100, H100, H200, B200; a GB200 NVL72 rack): every GPU has one aggregate link to
@@ -287,10 +308,15 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   }
   if (const auto* v = kv.get("net_latency"))
     f.link_latency_s = with_field(kv.spec(), "net_latency", [&] { return parse_time_s(*v); });
+  if (const auto* v = kv.get("neighbour")) {
+    f.neighbour_nodes = parse_int(*v, "neighbour", kv.spec());
+    if (f.neighbour_nodes < 0 || f.neighbour_nodes == 1)
+      throw ConfigError(fmt::format("topology '{}': neighbour must be 0 or >= 2 servers (a ring)", kv.spec()));
+  }
 }
 
 constexpr std::string_view kFabricKeys =
-    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency";
+    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency, neighbour";
 
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {

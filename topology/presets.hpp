@@ -28,6 +28,12 @@ struct FabricParams {
   int spines = 2;                 // leaf_spine: spine switches
   LinkKind link_kind = LinkKind::InfiniBand;
   double link_latency_s = 0.6e-6;  // NIC port to switch port, including cable and half a switch traversal
+  // A neighbour job on the same fabric (`neighbour=N`): N more servers with the job's NICs in spare ports of
+  // the job's switches (leaf-spine: neighbour k under leaf k mod leaves; rail: more ports on every rail; the
+  // up-links stay sized for the job), running a ring allreduce at full speed the whole time: NIC i of
+  // neighbour server k sends to NIC i of server k+1 (background flows, topology.hpp). Their GPUs and NVLink
+  // are not modelled (vertices nb<k>.nic<i>, no node index).
+  int neighbour_nodes = 0;
 };
 
 inline FabricParams ethernet_fabric() {

@@ -637,8 +637,17 @@ void Topology::write_dot(std::ostream& out) const {
   boost::write_graphviz(out, view, vertex_writer, edge_writer);
 }
 
+void Topology::add_background(BackgroundFlow flow) {
+  if (flow.from >= num_vertices() || flow.to >= num_vertices() || flow.from == flow.to)
+    throw ConfigError(fmt::format("topology '{}': a background flow needs two distinct vertices", name_));
+  if (flow.streams < 1)
+    throw ConfigError(fmt::format("topology '{}': a background flow needs streams >= 1", name_));
+  background_.push_back(flow);
+}
+
 bool Topology::operator==(const Topology& other) const {
   if (name_ != other.name_ || gpu_arch_ != other.gpu_arch_ || links_ != other.links_ ||
+      background_ != other.background_ ||
       num_vertices() != other.num_vertices() || link_models_ != other.link_models_) {
     return false;
   }

@@ -102,6 +102,18 @@ class Topology {
   std::optional<GpuArch> gpu_arch() const { return gpu_arch_; }
   void set_gpu_arch(std::optional<GpuArch> arch) { gpu_arch_ = arch; }
 
+  // Traffic of other jobs on the fabric (the what-if "neighbour job"): each flow runs between two vertices for
+  // as long as the collective does, as `streams` concurrent streams. The α-β model counts its streams among
+  // the channels that split each link it crosses; the simulator runs them beside the schedule.
+  struct BackgroundFlow {
+    VertexId from = 0, to = 0;
+    int streams = 1;
+    bool operator==(const BackgroundFlow&) const = default;
+  };
+  // Both vertices must exist and differ, streams >= 1 (ConfigError otherwise).
+  void add_background(BackgroundFlow flow);
+  const std::vector<BackgroundFlow>& background() const { return background_; }
+
   // Building. Names must be unique; links must join two distinct existing vertices with positive bandwidth.
   VertexId add_vertex(Vertex vertex);
   std::size_t add_link(VertexId a, VertexId b, LinkKind kind, double bandwidth_Bps, double latency_s);
@@ -195,6 +207,7 @@ class Topology {
   std::unordered_map<int, int> nics_per_node_;
   std::unordered_map<int, std::vector<VertexId>> nics_of_node_;
   std::set<int> node_ids_;  // indices need not be dense: a file may number nodes as it likes
+  std::vector<BackgroundFlow> background_;
 
   // Routes already computed. Every change to the graph or its links starts a fresh cache; copies share one
   // until either changes (faults copy a topology, then degrade or fail links on the copy).

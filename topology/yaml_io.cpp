@@ -126,8 +126,8 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
-  check_keys(w, root, "topology", {"name", "gpu_arch", "vertices", "links", "link_models"},
-             "name, gpu_arch, vertices, links, link_models");
+  check_keys(w, root, "topology", {"name", "gpu_arch", "vertices", "links", "link_models", "background"},
+             "name, gpu_arch, vertices, links, link_models, background");
 
   Topology t(root["name"] ? name(w, root, "name", "name") : std::string("unnamed"));
   if (root["gpu_arch"]) {
@@ -222,6 +222,27 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
       t.set_link_model(kind, model);
     }
   }
+  if (const YAML::Node background = root["background"]) {
+    if (!background.IsSequence()) w.fail(background, "background", "expected a list of flows");
+    for (std::size_t i = 0; i < background.size(); ++i) {
+      const YAML::Node f = background[i];
+      const std::string field = fmt::format("background[{}]", i);
+      check_keys(w, f, field, {"from", "to", "streams"}, "from, to, streams");
+      auto endpoint = [&](const char* key) {
+        const std::string name = scalar(w, f, key, field + "." + key);
+        auto v = t.find(name);
+        if (!v) w.fail(f[key], field + "." + key, fmt::format("no vertex named '{}'", name));
+        return *v;
+      };
+      Topology::BackgroundFlow flow{endpoint("from"), endpoint("to"), 1};
+      if (f["streams"]) flow.streams = integer(w, f, "streams", field + ".streams", 1);
+      try {
+        t.add_background(flow);
+      } catch (const ConfigError& e) {
+        w.fail(f, field, e.what());
+      }
+    }
+  }
   if (t.gpus().empty()) w.fail(vertices, "vertices", "the topology has no gpu");
   return t;
 }
@@ -259,7 +280,17 @@ std::string dump_topology_yaml(const Topology& t) {
         << YAML::Key << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key
         << "overhead" << YAML::Value << exact_text(m.overhead_s, kTimeForms, parse_time_s) << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (!t.background().empty()) {
+    out << YAML::Key << "background" << YAML::Value << YAML::BeginSeq;
+    for (const Topology::BackgroundFlow& f : t.background()) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << t.vertex(f.from).name
+          << YAML::Key << "to" << YAML::Value << t.vertex(f.to).name << YAML::Key << "streams" << YAML::Value
+          << f.streams << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 

@@ -88,6 +88,10 @@ void ConnectionCosts::finish(Protocol protocol) {
       ++channels_on_link[h.directed_id()];
     }
   }
+  // A neighbour job's streams split the links they cross like channels of our own (topology.hpp).
+  for (const topo::Topology::BackgroundFlow& f : topology_.background())
+    for (const topo::Hop& h : topology_.route(f.from, f.to).hops)
+      channels_on_link[h.directed_id()] += static_cast<std::uint32_t>(f.streams);
   // NCCL's protocol ceilings depend on how many nodes and network channels the schedule spans.
   channels_ = pending.empty() ? 0 : pending.back().channel + 1;
   std::unordered_set<int> nodes;
