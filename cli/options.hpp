@@ -32,8 +32,8 @@ struct CollectiveArgs {
 };
 
 // The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built
-// without SimGrid (points with `backend: sim` are then refused with the reason). `by_pattern`: `--fast`
-// (sim/simulator.hpp, pattern-level mode).
-ScheduleTimer simulator_timer(bool by_pattern = false);
+// without SimGrid (points with `backend: sim` are then refused with the reason). `by_pattern`: the
+// pattern-level mode (sim/simulator.hpp), predict's and regress's default (`--exact` turns it off).
+ScheduleTimer simulator_timer(bool by_pattern);
 
 }  // namespace cclab::cli
