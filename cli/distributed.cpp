@@ -1,13 +1,11 @@
 #include "cli/distributed.hpp"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
 
 #include "common/error.hpp"
-#include "common/files.hpp"
+#include "common/module.hpp"
 
 namespace cclab::cli {
 namespace {
@@ -16,18 +14,10 @@ const MpiModule& load_mpi_module() {
   static const MpiModule* entry = nullptr;
   static std::once_flag once;
   std::call_once(once, [] {
-    const std::string path = beside_executable(kMpiModuleFile);
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      throw BackendError(fmt::format(
-          "started by an MPI launcher with {} processes, but the MPI module could not be loaded from {}: {} "
-          "(it is built with cclab where Open MPI is found; run without mpirun for one process)",
-          launched_processes(), path, dlerror()));
-    }
-    using EntryFn = const MpiModule* (*)();
-    auto fn = reinterpret_cast<EntryFn>(dlsym(handle, kMpiModuleEntry));
-    if (fn == nullptr) throw BackendError(path + " is not an MPI module of this cclab build");
-    entry = fn();
+    entry = static_cast<const MpiModule*>(load_module_entry(
+        kMpiModuleFile, kMpiModuleEntry,
+        fmt::format("started by an MPI launcher with {} processes, but the MPI module", launched_processes()),
+        "it is built with cclab where Open MPI is found; run without mpirun for one process"));
   });
   return *entry;
 }

@@ -63,7 +63,7 @@ std::vector<std::string> gather(const std::string& mine) {
 }  // namespace
 }  // namespace cclab::cli
 
-extern "C" __attribute__((visibility("default"))) const cclab::cli::MpiModule* cclab_mpi_module_entry_v1() {
+extern "C" __attribute__((visibility("default"))) const void* cclab_mpi_module_entry_v1() {
   static const cclab::cli::MpiModule entry{&cclab::cli::init, &cclab::cli::gather};
   return &entry;
 }
