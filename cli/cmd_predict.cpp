@@ -151,7 +151,7 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--exact", args->exact,
                 "simulate `backend: sim` points op by op (the reference) instead of by pattern (each phase's "
-                "flows solved once in SimGrid; step times within 0.7 % of op by op on the shipped scenarios)");
+                "flows solved once in SimGrid; docs/simulation.md compares the two)");
   cmd->callback([args] { run_predict(*args); });
 }
 
