@@ -300,6 +300,33 @@ TEST(Topology, NeighbourJobSharesTheLeavesAndRunsARing) {
   EXPECT_THROW(make_preset(std::string(base) + ",neighbour=1"), ConfigError);
 }
 
+// ECMP with a seed: one seed always routes a pair the same way; other seeds spread a pair's path over the
+// spines (where flows collide moves), seed 0 is the unseeded hash.
+TEST(Topology, EcmpSeedRedrawsTheSpines) {
+  auto spines_of_pairs = [](const Topology& t) {
+    std::vector<std::string> spines;
+    for (int a = 0; a < 8; ++a) {
+      for (const Hop& h : t.route_between_ranks(a, 16 + a).hops) {
+        const Link& l = t.link(h.link);
+        for (std::size_t v : {l.a, l.b})
+          if (t.vertex(v).name.starts_with("spine")) spines.push_back(t.vertex(v).name);
+      }
+    }
+    return spines;
+  };
+  const char* base = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,spines=4";
+  const auto unseeded = spines_of_pairs(make_preset(base));
+  EXPECT_EQ(spines_of_pairs(make_preset(std::string(base) + ",ecmp_seed=0")), unseeded);
+  EXPECT_EQ(spines_of_pairs(make_preset(std::string(base) + ",ecmp_seed=7")),
+            spines_of_pairs(make_preset(std::string(base) + ",ecmp_seed=7")));
+  std::set<std::vector<std::string>> draws;
+  for (int seed = 0; seed < 8; ++seed)
+    draws.insert(spines_of_pairs(make_preset(fmt::format("{},ecmp_seed={}", base, seed))));
+  EXPECT_GE(draws.size(), 4u);
+  Topology yaml = parse_topology_yaml(dump_topology_yaml(make_preset(std::string(base) + ",ecmp_seed=7")));
+  EXPECT_EQ(yaml.ecmp_seed(), 7u);
+}
+
 TEST(PresetSpec, Errors) {
   EXPECT_THROW(make_preset("dgx_z100:4"), ConfigError);
   EXPECT_THROW(make_preset("dgx_a100"), ConfigError);

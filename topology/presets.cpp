@@ -103,6 +103,7 @@ void add_fabric(Topology& t, std::vector<std::vector<VertexId>> nics, double nic
     for (std::size_t i = 0; i < per_node; ++i)
       nics.back().push_back(t.add_vertex(Vertex{fmt::format("nb{}.nic{}", k, i), VertexKind::Nic}));
   }
+  t.set_ecmp_seed(f.ecmp_seed);
   join_nics(t, nics, job_nodes, nic_Bps, f);
   for (int k = 0; f.neighbour_nodes > 1 && k < f.neighbour_nodes; ++k)
     for (std::size_t i = 0; i < per_node; ++i)
@@ -308,6 +309,11 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   }
   if (const auto* v = kv.get("net_latency"))
     f.link_latency_s = with_field(kv.spec(), "net_latency", [&] { return parse_time_s(*v); });
+  if (const auto* v = kv.get("ecmp_seed")) {
+    const int seed = parse_int(*v, "ecmp_seed", kv.spec());
+    if (seed < 0) throw ConfigError(fmt::format("topology '{}': ecmp_seed must be >= 0", kv.spec()));
+    f.ecmp_seed = static_cast<std::uint64_t>(seed);
+  }
   if (const auto* v = kv.get("neighbour")) {
     f.neighbour_nodes = parse_int(*v, "neighbour", kv.spec());
     if (f.neighbour_nodes < 0 || f.neighbour_nodes == 1)
@@ -316,7 +322,7 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
 }
 
 constexpr std::string_view kFabricKeys =
-    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency, neighbour";
+    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency, neighbour, ecmp_seed";
 
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {

@@ -34,6 +34,7 @@ struct FabricParams {
   // neighbour server k sends to NIC i of server k+1 (background flows, topology.hpp). Their GPUs and NVLink
   // are not modelled (vertices nb<k>.nic<i>, no node index).
   int neighbour_nodes = 0;
+  std::uint64_t ecmp_seed = 0;  // `ecmp_seed=`: Topology::set_ecmp_seed
 };
 
 inline FabricParams ethernet_fabric() {

@@ -149,9 +149,11 @@ struct StopPastSource : boost::default_dijkstra_visitor {
   }
 };
 
-// FNV-1a: stable across runs and platforms, unlike std::hash.
-std::uint64_t stable_hash(std::string_view a, std::string_view b) {
+// FNV-1a: stable across runs and platforms, unlike std::hash. A seed's 8 bytes come first; seed 0 adds none.
+std::uint64_t stable_hash(std::uint64_t seed, std::string_view a, std::string_view b) {
   std::uint64_t h = 1469598103934665603ULL;
+  for (int i = 0; seed != 0 && i < 8; ++i)
+    h = (h ^ ((seed >> (8 * i)) & 0xff)) * 1099511628211ULL;
   auto mix = [&h](std::string_view s) {
     for (unsigned char c : s)
       h = (h ^ c) * 1099511628211ULL;
@@ -459,7 +461,7 @@ Route Topology::reference_route(VertexId from, VertexId to) const {
     throw ConfigError(
         fmt::format("topology '{}': no route from {} to {}", name_, graph_[from].name, graph_[to].name));
   }
-  const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
+  const std::uint64_t flow_hash = stable_hash(ecmp_seed_, graph_[from].name, graph_[to].name);
   std::vector<NextHop> next;
   VertexId at = from;
   while (at != to) {
@@ -582,7 +584,7 @@ Route Topology::bidirectional_route(VertexId from, VertexId to) const {
     memo = yes ? 1 : -1;
     return yes;
   };
-  const std::uint64_t flow_hash = stable_hash(graph_[from].name, graph_[to].name);
+  const std::uint64_t flow_hash = stable_hash(ecmp_seed_, graph_[from].name, graph_[to].name);
   std::vector<NextHop>& next = sc.next;
   VertexId at = from;
   while (at != to) {
@@ -637,6 +639,11 @@ void Topology::write_dot(std::ostream& out) const {
   boost::write_graphviz(out, view, vertex_writer, edge_writer);
 }
 
+void Topology::set_ecmp_seed(std::uint64_t seed) {
+  ecmp_seed_ = seed;
+  forget_routes();
+}
+
 void Topology::add_background(BackgroundFlow flow) {
   if (flow.from >= num_vertices() || flow.to >= num_vertices() || flow.from == flow.to)
     throw ConfigError(fmt::format("topology '{}': a background flow needs two distinct vertices", name_));
@@ -647,7 +654,7 @@ void Topology::add_background(BackgroundFlow flow) {
 
 bool Topology::operator==(const Topology& other) const {
   if (name_ != other.name_ || gpu_arch_ != other.gpu_arch_ || links_ != other.links_ ||
-      background_ != other.background_ ||
+      background_ != other.background_ || ecmp_seed_ != other.ecmp_seed_ ||
       num_vertices() != other.num_vertices() || link_models_ != other.link_models_) {
     return false;
   }

@@ -101,6 +101,11 @@ class Topology {
   // (engine/model/protocol.hpp). Presets set it; a YAML topology may (`gpu_arch`).
   std::optional<GpuArch> gpu_arch() const { return gpu_arch_; }
   void set_gpu_arch(std::optional<GpuArch> arch) { gpu_arch_ = arch; }
+  // The switches' ECMP hash seed: which of equal-cost next hops a flow takes is (hash of seed, source and
+  // destination names) mod the choices. Seed 0 is the hash without a seed; another seed is another draw of
+  // the same fabric (where flows collide on a spine moves). Presets: `ecmp_seed=`; YAML: `ecmp_seed:`.
+  std::uint64_t ecmp_seed() const { return ecmp_seed_; }
+  void set_ecmp_seed(std::uint64_t seed);
 
   // Traffic of other jobs on the fabric (the what-if "neighbour job"): each flow runs between two vertices for
   // as long as the collective does, as `streams` concurrent streams. The α-β model counts its streams among
@@ -185,6 +190,7 @@ class Topology {
  private:
   std::string name_;
   std::optional<GpuArch> gpu_arch_;
+  std::uint64_t ecmp_seed_ = 0;
   Graph graph_;
   Route compute_route(VertexId from, VertexId to) const;
   Route bidirectional_route(VertexId from, VertexId to) const;

@@ -126,8 +126,9 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     throw ConfigError(fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
-  check_keys(w, root, "topology", {"name", "gpu_arch", "vertices", "links", "link_models", "background"},
-             "name, gpu_arch, vertices, links, link_models, background");
+  check_keys(w, root, "topology",
+             {"name", "gpu_arch", "ecmp_seed", "vertices", "links", "link_models", "background"},
+             "name, gpu_arch, ecmp_seed, vertices, links, link_models, background");
 
   Topology t(root["name"] ? name(w, root, "name", "name") : std::string("unnamed"));
   if (root["gpu_arch"]) {
@@ -138,6 +139,8 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
              fmt::format("unknown architecture '{}' (valid: {})", arch, kGpuArchNames));
     t.set_gpu_arch(parsed);
   }
+  if (root["ecmp_seed"])
+    t.set_ecmp_seed(static_cast<std::uint64_t>(integer(w, root, "ecmp_seed", "ecmp_seed", 0)));
   const YAML::Node vertices = root["vertices"];
   if (!vertices || !vertices.IsSequence())
     w.fail(vertices ? vertices : root, "vertices", "expected a list of vertices");
@@ -255,6 +258,7 @@ std::string dump_topology_yaml(const Topology& t) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name();
   if (t.gpu_arch()) out << YAML::Key << "gpu_arch" << YAML::Value << std::string(to_string(*t.gpu_arch()));
+  if (t.ecmp_seed() != 0) out << YAML::Key << "ecmp_seed" << YAML::Value << t.ecmp_seed();
   out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
   for (VertexId v = 0; v < t.num_vertices(); ++v) {
     const Vertex& vx = t.vertex(v);
