@@ -327,6 +327,27 @@ TEST(Topology, EcmpSeedRedrawsTheSpines) {
   EXPECT_EQ(yaml.ecmp_seed(), 7u);
 }
 
+// The k-ary fat-tree: k/2 servers per edge switch, k/2 edges and k/2 aggregation switches per pod, (k/2)^2
+// cores; a route climbs only as high as it must (same edge, same pod, across pods).
+TEST(Topology, FatTreeHasPodsAndClimbsOnlyAsHighAsItMust) {
+  const Topology t = make_preset("dgx_a100:16,fabric=fat_tree,k=4");
+  int switches = 0;
+  for (std::size_t v = 0; v < t.num_vertices(); ++v)
+    switches += t.vertex(v).kind == VertexKind::Switch ? 1 : 0;
+  EXPECT_EQ(switches, 4 + 4 * 2 + 8);  // cores, aggregation switches of 4 pods, 8 edges of 2 servers
+  auto network_hops = [&](int a, int b) {
+    int n = 0;
+    for (const Hop& h : t.route_between_ranks(a, b).hops)
+      n += t.link(h.link).kind == LinkKind::InfiniBand ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(network_hops(0, 8), 2);   // node 1: the same edge
+  EXPECT_EQ(network_hops(0, 16), 4);  // node 2: another edge of pod 0
+  EXPECT_EQ(network_hops(0, 32), 6);  // node 4: pod 1, through a core
+  EXPECT_THROW(make_preset("dgx_a100:17,fabric=fat_tree,k=4"), ConfigError);  // holds 16 servers
+  EXPECT_THROW(make_preset("dgx_a100:2,fabric=fat_tree,k=3"), ConfigError);
+}
+
 TEST(PresetSpec, Errors) {
   EXPECT_THROW(make_preset("dgx_z100:4"), ConfigError);
   EXPECT_THROW(make_preset("dgx_a100"), ConfigError);

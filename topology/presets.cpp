@@ -78,6 +78,44 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       }
       return;
     }
+    case Fabric::FatTree: {
+      // Each edge switch has k/2 servers' NICs below and k/2 up-links, one to each aggregation switch of its
+      // pod, carrying the down-links' bandwidth / oversub; aggregation switch j of every pod has one link to
+      // each of cores j·k/2 .. j·k/2 + k/2 - 1, of the same bandwidth (no oversubscription above the edge).
+      // Servers fill edge switches in order; a neighbour job's take spare ports, neighbour k under edge k mod
+      // edges. Equal-cost paths (k/2 aggregation switches, then k/2 cores) are split by ECMP.
+      const int half = f.fat_tree_k / 2;
+      const int edges = (job_nodes + half - 1) / half;
+      const int pods = (edges + half - 1) / half;
+      if (pods > f.fat_tree_k) {
+        throw ConfigError(fmt::format("a {}-ary fat-tree holds {} servers, not {} (raise k)", f.fat_tree_k,
+                                      f.fat_tree_k * half * half, job_nodes));
+      }
+      const double uplink_Bps = per_node * nic_Bps / f.oversubscription;
+      std::vector<VertexId> cores;
+      for (int c = 0; c < half * half; ++c)
+        cores.push_back(t.add_vertex(Vertex{fmt::format("core{}", c), VertexKind::Switch}));
+      std::vector<std::vector<int>> on_edge(static_cast<std::size_t>(std::max(edges, 1)));
+      for (int n = 0; n < nodes; ++n)
+        on_edge[n < job_nodes ? n / half : (n - job_nodes) % on_edge.size()].push_back(n);
+      for (int p = 0; p < pods; ++p) {
+        std::vector<VertexId> aggs;
+        for (int j = 0; j < half; ++j) {
+          aggs.push_back(t.add_vertex(Vertex{fmt::format("pod{}.agg{}", p, j), VertexKind::Switch}));
+          for (int c = 0; c < half; ++c)
+            t.add_link(aggs[j], cores[j * half + c], f.link_kind, uplink_Bps, f.link_latency_s);
+        }
+        for (int e = p * half; e < std::min(edges, (p + 1) * half); ++e) {
+          VertexId edge = t.add_vertex(Vertex{fmt::format("pod{}.edge{}", p, e - p * half), VertexKind::Switch});
+          for (VertexId agg : aggs)
+            t.add_link(edge, agg, f.link_kind, uplink_Bps, f.link_latency_s);
+          for (int n : on_edge[e])
+            for (VertexId nic : nics[n])
+              t.add_link(nic, edge, f.link_kind, nic_Bps, f.link_latency_s);
+        }
+      }
+      return;
+    }
     case Fabric::Rail: {
       // NIC i of every node on rail switch i; one spine joins the rails for cross-rail traffic (sized for the
       // job's nodes; a neighbour job's NICs take spare rail ports).
@@ -281,9 +319,11 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
       f.fabric = Fabric::LeafSpine;
     else if (*v == "rail")
       f.fabric = Fabric::Rail;
+    else if (*v == "fat_tree")
+      f.fabric = Fabric::FatTree;
     else
-      throw ConfigError(fmt::format("topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail)",
-                                    kv.spec(), *v));
+      throw ConfigError(fmt::format(
+          "topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail, fat_tree)", kv.spec(), *v));
   }
   if (const auto* v = kv.get("oversub")) {
     f.oversubscription = parse_double(*v, "oversub", kv.spec());
@@ -309,6 +349,11 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   }
   if (const auto* v = kv.get("net_latency"))
     f.link_latency_s = with_field(kv.spec(), "net_latency", [&] { return parse_time_s(*v); });
+  if (const auto* v = kv.get("k")) {
+    f.fat_tree_k = parse_int(*v, "k", kv.spec());
+    if (f.fat_tree_k < 2 || f.fat_tree_k % 2 != 0 || f.fat_tree_k > 2 * kMaxSpines)
+      throw ConfigError(fmt::format("topology '{}': k must be even, 2 to {}", kv.spec(), 2 * kMaxSpines));
+  }
   if (const auto* v = kv.get("ecmp_seed")) {
     const int seed = parse_int(*v, "ecmp_seed", kv.spec());
     if (seed < 0) throw ConfigError(fmt::format("topology '{}': ecmp_seed must be >= 0", kv.spec()));
@@ -322,7 +367,7 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
 }
 
 constexpr std::string_view kFabricKeys =
-    "fabric=single|leaf_spine|rail, oversub, leaf_size, spines, net, net_latency, neighbour, ecmp_seed";
+    "fabric=single|leaf_spine|rail|fat_tree, oversub, leaf_size, spines, k, net, net_latency, neighbour, ecmp_seed";
 
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {

@@ -13,7 +13,7 @@
 
 namespace cclab::topo {
 
-enum class Fabric { SingleSwitch, LeafSpine, Rail };
+enum class Fabric { SingleSwitch, LeafSpine, Rail, FatTree };
 
 // The largest world a preset builds (64 Ki GPUs, well past the 1,000+ GPU clusters cclab studies): a typo
 // such as `dgx_a100:3200000` ends in an error instead of minutes of graph building and gigabytes of memory.
@@ -26,6 +26,9 @@ struct FabricParams {
   double oversubscription = 1.0;  // leaf down-link bandwidth / up-link bandwidth (leaf_spine and rail spine)
   int nodes_per_leaf = 4;         // leaf_spine: servers under one leaf switch
   int spines = 2;                 // leaf_spine: spine switches
+  // fat_tree: the k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2 aggregation
+  // switches, (k/2)^2 core switches, k/2 servers under each edge switch (all of a server's NICs on it).
+  int fat_tree_k = 4;
   LinkKind link_kind = LinkKind::InfiniBand;
   double link_latency_s = 0.6e-6;  // NIC port to switch port, including cable and half a switch traversal
   // A neighbour job on the same fabric (`neighbour=N`): N more servers with the job's NICs in spare ports of
