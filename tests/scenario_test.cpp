@@ -385,7 +385,9 @@ faults:
       }
       EXPECT_EQ(merged[i].prediction.slowest.optimizer_end_s, serial[i].prediction.slowest.optimizer_end_s);
       ASSERT_EQ(merged[i].elastic.has_value(), serial[i].elastic.has_value());
-      if (merged[i].elastic) EXPECT_EQ(merged[i].elastic->job_s, serial[i].elastic->job_s);
+      if (merged[i].elastic) {
+        EXPECT_EQ(merged[i].elastic->job_s, serial[i].elastic->job_s);
+      }
     }
   }
   // Without one shard, the merge refuses.
