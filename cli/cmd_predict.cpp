@@ -28,7 +28,7 @@ struct PredictArgs {
   std::string out;
   std::string timeline;
   std::string verify = "auto";
-  int jobs = 0;  // threads for the α-β points; 0: one per core
+  int jobs = 0;        // threads for the α-β points; 0: one per core
   bool exact = false;  // sim points op by op instead of by pattern
 };
 

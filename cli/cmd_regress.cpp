@@ -30,7 +30,7 @@ struct RegressArgs {
   double tolerance = 0.01;
   bool update = false;
   std::string junit;
-  int jobs = 0;  // threads for the α-β points; 0: one per core
+  int jobs = 0;        // threads for the α-β points; 0: one per core
   bool exact = false;  // sim points op by op instead of by pattern
 };
 

@@ -8,8 +8,8 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
-#include "engine/model/compact_cost.hpp"
 #include "engine/ir/trace.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
 #include "engine/whatif/nccl_tests_log.hpp"
 #include "sim/simulator.hpp"
@@ -104,7 +104,8 @@ void run_sim(const SimArgs& args) {
       if (!args.dump_platform.empty() && !dumped)
         run_params.platform_xml_path = args.dump_platform, dumped = true;
       RunResult simulated;
-      if (!args.timeline.empty()) {  // per-op times: op by op; the last point wins (largest size, last algorithm)
+      if (!args.timeline
+               .empty()) {  // per-op times: op by op; the last point wins (largest size, last algorithm)
         const Schedule ops = to_explicit(schedule);
         run_params.by_pattern = false;
         simulated = sim::simulate(ops, topology, run_params);
@@ -136,8 +137,9 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {
-    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - exact_points, points,
-               exact_points, exact_points > 0 ? " (explicit passes, --timeline or --dump-platform)" : "");
+    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - exact_points,
+               points, exact_points,
+               exact_points > 0 ? " (explicit passes, --timeline or --dump-platform)" : "");
   }
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
@@ -181,11 +183,13 @@ void add_sim_command(CLI::App& app) {
                   "write the SimGrid XML platform of the first run to FILE");
   cmd->add_flag("--platform-all-pairs", args->platform_all_pairs,
                 "--dump-platform routes every pair of ranks (for SMPI runs of other algorithms)");
-  cmd->add_option("--timeline", args->timeline,
-                  "write a Chrome trace (Perfetto) of the last point to FILE (every point then simulated op by op)");
-  cmd->add_flag("--fast", args->by_pattern,
-                "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
-                "instead of simulating op by op (ring and tree passes; others run op by op)");
+  cmd->add_option(
+      "--timeline", args->timeline,
+      "write a Chrome trace (Perfetto) of the last point to FILE (every point then simulated op by op)");
+  cmd->add_flag(
+      "--fast", args->by_pattern,
+      "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
+      "instead of simulating op by op (ring and tree passes; others run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");

@@ -1,8 +1,8 @@
 // Sweeps split over processes: `mpirun -np N cclab predict ...` (or `srun`) gives each process a shard of the
 // scenario's points (engine/whatif/predict.hpp, Shard) and gathers the results on rank 0, which prints what a
-// single process would have printed; the other ranks print nothing. MPI is the distributed engine: the `cclab`
-// front does not link it (it starts in milliseconds), and loads libcclab-mpi.so (cli/mpi_module.cpp) only when
-// the environment says it was started by an MPI launcher with more than one process.
+// single process would have printed; the other ranks print nothing. MPI is the distributed engine: the
+// `cclab` front does not link it (it starts in milliseconds), and loads libcclab-mpi.so (cli/mpi_module.cpp)
+// only when the environment says it was started by an MPI launcher with more than one process.
 #pragma once
 
 #include <optional>

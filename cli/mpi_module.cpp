@@ -1,5 +1,5 @@
-// libcclab-mpi.so: the MPI calls of a distributed sweep (cli/distributed.hpp), in a module so that the `cclab`
-// front links no MPI.
+// libcclab-mpi.so: the MPI calls of a distributed sweep (cli/distributed.hpp), in a module so that the
+// `cclab` front links no MPI.
 #include <mpi.h>
 
 #include <cstdint>

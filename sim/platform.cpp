@@ -74,7 +74,8 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
   std::map<topo::VertexId, sg4::Host*> background_hosts;
   for (const auto& flow : t.background()) {
     for (topo::VertexId v : {flow.from, flow.to})
-      if (!background_hosts.count(v)) background_hosts[v] = zone->create_host(background_host(t, v), 1.0)->seal();
+      if (!background_hosts.count(v))
+        background_hosts[v] = zone->create_host(background_host(t, v), 1.0)->seal();
   }
   std::set<std::pair<topo::VertexId, topo::VertexId>> background_routes;
   for (const auto& flow : t.background()) {

@@ -26,8 +26,8 @@ struct ProtocolLink {
   double bandwidth_Bps = std::numeric_limits<double>::infinity();
 };
 // `protocol_link(a, b)`, when given and not empty, adds a private link with those at the end of the route
-// a -> b; a fat pipe, so that it limits every message on its own and shares nothing. The topology's background
-// flows get hosts named after their vertices (background_host) and their routes.
+// a -> b; a fat pipe, so that it limits every message on its own and shares nothing. The topology's
+// background flows get hosts named after their vertices (background_host) and their routes.
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed,
                     const std::function<ProtocolLink(int, int)>& protocol_link = {}, bool delay_host = false);
 // A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever

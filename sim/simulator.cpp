@@ -26,8 +26,8 @@
 
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
-#include "engine/model/compact_cost.hpp"
 #include "engine/ir/progress.hpp"
+#include "engine/model/compact_cost.hpp"
 #include "engine/model/walk.hpp"
 #include "sim/platform.hpp"
 
@@ -330,7 +330,8 @@ class Driver {
   RunResult result_;
 };
 
-// Starts SimGrid in this (child) process: CM02 max-min, no cross-traffic, no TCP corrections (see the header).
+// Starts SimGrid in this (child) process: CM02 max-min, no cross-traffic, no TCP corrections (see the
+// header).
 std::unique_ptr<sg4::Engine> start_engine() {
   int argc = 1;
   char arg0[] = "cclab-sim";
@@ -395,11 +396,12 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 // The rate (bytes/s on the wire) of each of `flows`, running together and alone on the platform, as SimGrid's
 // max-min sharing solves it: every flow starts with a payload too large to finish, and its rate is what it
 // moves between two instants after the longest route latency, while nothing starts or ends. The flows are
-// cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling them in its
-// next run, so they are kept alive in `cancelled` until the engine is done.
-std::vector<double> solve_pattern(sg4::Engine& engine, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& flows,
+// cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling them in
+// its next run, so they are kept alive in `cancelled` until the engine is done.
+std::vector<double> solve_pattern(sg4::Engine& engine,
+                                  const std::vector<std::pair<sg4::Host*, sg4::Host*>>& flows,
                                   std::vector<sg4::CommPtr>& cancelled) {
-  constexpr double kSettleS = 1.0;  // beyond any route's latency (µs to ms)
+  constexpr double kSettleS = 1.0;    // beyond any route's latency (µs to ms)
   constexpr double kWindowS = 100.0;  // kEndlessBytes is far more than 100 s of the fastest link moves
   std::vector<sg4::CommPtr> comms;
   comms.reserve(flows.size());

@@ -354,8 +354,8 @@ TEST(Scenario, TheBuiltInDefaultIsTheShippedFile) {
   EXPECT_EQ(s.points.back().algorithm, "auto");
 }
 
-// A sweep split in shards (what `mpirun -np N cclab predict` runs) and merged back is the serial result to the
-// last bit, elastic outcomes included.
+// A sweep split in shards (what `mpirun -np N cclab predict` runs) and merged back is the serial result to
+// the last bit, elastic outcomes included.
 TEST(Scenario, ShardsMergeIntoTheSerialResult) {
   const Scenario s = parse_scenario(R"(name: shards
 topology: {preset: dgx_a100, nodes: [2, 4, 8]}

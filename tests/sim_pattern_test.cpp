@@ -67,8 +67,8 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
       const CompactSchedule s = plan(*c.topology, algorithm, 256ULL << 20);
       ASSERT_TRUE(sim::simulates_by_pattern(s)) << algorithm;
       const Times t = times(s, *c.topology);
-      EXPECT_NEAR(t.fast_s, t.exact_s, 0.001 * t.exact_s)
-          << algorithm << " on " << c.name << ": by pattern " << t.fast_s << " s, op by op " << t.exact_s << " s";
+      EXPECT_NEAR(t.fast_s, t.exact_s, 0.001 * t.exact_s) << algorithm << " on " << c.name << ": by pattern "
+                                                          << t.fast_s << " s, op by op " << t.exact_s << " s";
     }
   }
 }
@@ -79,7 +79,8 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
 TEST(SimPatterns, SeeTheContentionTheEvenSplitMisses) {
   const topo::Topology t = topo::make_preset(kOversubscribed);
   const Times h = times(plan(t, "hierarchical", 256ULL << 20), t);
-  EXPECT_GT(h.fast_s, 2.0 * h.alpha_beta_s) << "by pattern " << h.fast_s << " s, α-β " << h.alpha_beta_s << " s";
+  EXPECT_GT(h.fast_s, 2.0 * h.alpha_beta_s)
+      << "by pattern " << h.fast_s << " s, α-β " << h.alpha_beta_s << " s";
   EXPECT_NEAR(h.fast_s, h.exact_s, 0.01 * h.exact_s);
 }
 

@@ -288,7 +288,7 @@ TEST(Topology, NeighbourJobSharesTheLeavesAndRunsARing) {
   EXPECT_EQ(shared.route_between_ranks(0, 31).hops.size(), alone.route_between_ranks(0, 31).hops.size());
   EXPECT_EQ(shared.route_between_ranks(0, 31).latency_s, alone.route_between_ranks(0, 31).latency_s);
   EXPECT_TRUE(alone.background().empty());
-  ASSERT_EQ(shared.background().size(), 4u * 8u);  // 4 servers x 8 NICs, one stream each
+  ASSERT_EQ(shared.background().size(), 4u * 8u);                      // 4 servers x 8 NICs, one stream each
   const Topology::BackgroundFlow& f = shared.background()[8 * 3 + 5];  // server 3, NIC 5 -> server 0
   EXPECT_EQ(shared.vertex(f.from).name, "nb3.nic5");
   EXPECT_EQ(shared.vertex(f.to).name, "nb0.nic5");
@@ -341,9 +341,9 @@ TEST(Topology, FatTreeHasPodsAndClimbsOnlyAsHighAsItMust) {
       n += t.link(h.link).kind == LinkKind::InfiniBand ? 1 : 0;
     return n;
   };
-  EXPECT_EQ(network_hops(0, 8), 2);   // node 1: the same edge
-  EXPECT_EQ(network_hops(0, 16), 4);  // node 2: another edge of pod 0
-  EXPECT_EQ(network_hops(0, 32), 6);  // node 4: pod 1, through a core
+  EXPECT_EQ(network_hops(0, 8), 2);                                           // node 1: the same edge
+  EXPECT_EQ(network_hops(0, 16), 4);                                          // node 2: another edge of pod 0
+  EXPECT_EQ(network_hops(0, 32), 6);                                          // node 4: pod 1, through a core
   EXPECT_THROW(make_preset("dgx_a100:17,fabric=fat_tree,k=4"), ConfigError);  // holds 16 servers
   EXPECT_THROW(make_preset("dgx_a100:2,fabric=fat_tree,k=3"), ConfigError);
 }

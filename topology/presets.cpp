@@ -41,6 +41,27 @@ std::string node_prefix(int node) {
   return fmt::format("n{}.", node);
 }
 
+// The servers under each of the first-level switches that hold `per_switch` of the job's `job_nodes` servers
+// in order: the job's, then a neighbour job's (servers job_nodes .. nodes-1) in spare ports, round robin.
+std::vector<std::vector<int>> place_servers(int job_nodes, int nodes, int per_switch) {
+  std::vector<std::vector<int>> under(
+      static_cast<std::size_t>(std::max((job_nodes + per_switch - 1) / per_switch, 1)));
+  for (int n = 0; n < nodes; ++n)
+    under[n < job_nodes ? n / per_switch : (n - job_nodes) % under.size()].push_back(n);
+  return under;
+}
+
+// Up-links from `below` to each of `above`, and the NICs of `servers` down to `below`.
+void attach_switch(Topology& t, VertexId below, const std::vector<VertexId>& above, double uplink_Bps,
+                   const std::vector<int>& servers, const std::vector<std::vector<VertexId>>& nics,
+                   double nic_Bps, const FabricParams& f) {
+  for (VertexId up : above)
+    t.add_link(below, up, f.link_kind, uplink_Bps, f.link_latency_s);
+  for (int n : servers)
+    for (VertexId nic : nics[n])
+      t.add_link(nic, below, f.link_kind, nic_Bps, f.link_latency_s);
+}
+
 // Joins the NICs of all nodes (nics[node][i]) with the fabric. Returns nothing: the topology is extended in
 // place.
 void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int job_nodes, double nic_Bps,
@@ -60,21 +81,14 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       // spread evenly over the spines. A neighbour job's servers (after the job's `job_nodes`) sit in spare
       // ports of the job's leaves, neighbour k on leaf k mod leaves: the up-links stay as they are and carry
       // both jobs.
-      const int leaves = (job_nodes + f.nodes_per_leaf - 1) / f.nodes_per_leaf;
-      std::vector<std::vector<int>> on_leaf(static_cast<std::size_t>(std::max(leaves, 1)));
-      for (int n = 0; n < nodes; ++n)
-        on_leaf[n < job_nodes ? n / f.nodes_per_leaf : (n - job_nodes) % on_leaf.size()].push_back(n);
+      const std::vector<std::vector<int>> on_leaf = place_servers(job_nodes, nodes, f.nodes_per_leaf);
       std::vector<VertexId> spines;
       for (int s = 0; s < f.spines; ++s)
         spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
       for (std::size_t l = 0; l < on_leaf.size(); ++l) {
         const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
         VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch});
-        for (VertexId spine : spines)
-          t.add_link(leaf, spine, f.link_kind, uplink_Bps, f.link_latency_s);
-        for (int n : on_leaf[l])
-          for (VertexId nic : nics[n])
-            t.add_link(nic, leaf, f.link_kind, nic_Bps, f.link_latency_s);
+        attach_switch(t, leaf, spines, uplink_Bps, on_leaf[l], nics, nic_Bps, f);
       }
       return;
     }
@@ -95,9 +109,7 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       std::vector<VertexId> cores;
       for (int c = 0; c < half * half; ++c)
         cores.push_back(t.add_vertex(Vertex{fmt::format("core{}", c), VertexKind::Switch}));
-      std::vector<std::vector<int>> on_edge(static_cast<std::size_t>(std::max(edges, 1)));
-      for (int n = 0; n < nodes; ++n)
-        on_edge[n < job_nodes ? n / half : (n - job_nodes) % on_edge.size()].push_back(n);
+      const std::vector<std::vector<int>> on_edge = place_servers(job_nodes, nodes, half);
       for (int p = 0; p < pods; ++p) {
         std::vector<VertexId> aggs;
         for (int j = 0; j < half; ++j) {
@@ -106,12 +118,9 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
             t.add_link(aggs[j], cores[j * half + c], f.link_kind, uplink_Bps, f.link_latency_s);
         }
         for (int e = p * half; e < std::min(edges, (p + 1) * half); ++e) {
-          VertexId edge = t.add_vertex(Vertex{fmt::format("pod{}.edge{}", p, e - p * half), VertexKind::Switch});
-          for (VertexId agg : aggs)
-            t.add_link(edge, agg, f.link_kind, uplink_Bps, f.link_latency_s);
-          for (int n : on_edge[e])
-            for (VertexId nic : nics[n])
-              t.add_link(nic, edge, f.link_kind, nic_Bps, f.link_latency_s);
+          VertexId edge =
+              t.add_vertex(Vertex{fmt::format("pod{}.edge{}", p, e - p * half), VertexKind::Switch});
+          attach_switch(t, edge, aggs, uplink_Bps, on_edge[e], nics, nic_Bps, f);
         }
       }
       return;
@@ -322,8 +331,9 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
     else if (*v == "fat_tree")
       f.fabric = Fabric::FatTree;
     else
-      throw ConfigError(fmt::format(
-          "topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail, fat_tree)", kv.spec(), *v));
+      throw ConfigError(
+          fmt::format("topology '{}': fabric '{}' is unknown (valid: single, leaf_spine, rail, fat_tree)",
+                      kv.spec(), *v));
   }
   if (const auto* v = kv.get("oversub")) {
     f.oversubscription = parse_double(*v, "oversub", kv.spec());
@@ -362,12 +372,14 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   if (const auto* v = kv.get("neighbour")) {
     f.neighbour_nodes = parse_int(*v, "neighbour", kv.spec());
     if (f.neighbour_nodes < 0 || f.neighbour_nodes == 1)
-      throw ConfigError(fmt::format("topology '{}': neighbour must be 0 or >= 2 servers (a ring)", kv.spec()));
+      throw ConfigError(
+          fmt::format("topology '{}': neighbour must be 0 or >= 2 servers (a ring)", kv.spec()));
   }
 }
 
 constexpr std::string_view kFabricKeys =
-    "fabric=single|leaf_spine|rail|fat_tree, oversub, leaf_size, spines, k, net, net_latency, neighbour, ecmp_seed";
+    "fabric=single|leaf_spine|rail|fat_tree, oversub, leaf_size, spines, k, net, net_latency, neighbour, "
+    "ecmp_seed";
 
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {

@@ -107,9 +107,9 @@ class Topology {
   std::uint64_t ecmp_seed() const { return ecmp_seed_; }
   void set_ecmp_seed(std::uint64_t seed);
 
-  // Traffic of other jobs on the fabric (the what-if "neighbour job"): each flow runs between two vertices for
-  // as long as the collective does, as `streams` concurrent streams. The α-β model counts its streams among
-  // the channels that split each link it crosses; the simulator runs them beside the schedule.
+  // Traffic of other jobs on the fabric (the what-if "neighbour job"): each flow runs between two vertices
+  // for as long as the collective does, as `streams` concurrent streams. The α-β model counts its streams
+  // among the channels that split each link it crosses; the simulator runs them beside the schedule.
   struct BackgroundFlow {
     VertexId from = 0, to = 0;
     int streams = 1;

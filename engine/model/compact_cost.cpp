@@ -253,8 +253,9 @@ std::vector<RankConnection> phase_connections(const CompactSchedule& s, int phas
   std::vector<RankConnection> connections;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
-    for_each_pass_connection(*lane.pass,
-                             [&](int a, int b, int channel) { connections.push_back({g[a], g[b], channel}); });
+    for_each_pass_connection(*lane.pass, [&](int a, int b, int channel) {
+      connections.push_back({g[a], g[b], channel});
+    });
   }
   std::sort(connections.begin(), connections.end());
   connections.erase(std::unique(connections.begin(), connections.end()), connections.end());

@@ -44,7 +44,8 @@ std::vector<RankConnection> phase_connections(const CompactSchedule& schedule, i
 // - declares every connection of the schedule in `costs` (then finish() it);
 void declare_connections(const CompactSchedule& schedule, ConnectionCosts& costs);
 // - the schedule timed on those connections under costs.protocol(), launch cost included.
-RunResult time_compact(const CompactSchedule& schedule, const ConnectionCosts& costs, const CostParams& params);
+RunResult time_compact(const CompactSchedule& schedule, const ConnectionCosts& costs,
+                       const CostParams& params);
 
 // What costing the schedule takes, counted in O(connections): the distinct rank pairs to route (each a
 // shortest-path search over the topology), the ring and tree recurrences' cells, the ops of explicit lanes

@@ -1,11 +1,12 @@
 // The α-β model's view of the network: one entry per connection (sender, receiver, IR channel, in global
 // ranks) with its route's latency and its share of bandwidth. Channels run concurrently and split a link
-// evenly, with the streams of other jobs' background flows (topology.hpp) counted as channels; the phases of one channel (a ring's reduce-scatter and allgather, the steps of halving-doubling)
-// follow each other and do not. A planner may run each network channel as several IR channels (tree: up and
-// down): `lanes_per_channel` of them count once. Shared by the explicit walk (engine/model/cost.cpp) and the
-// compact recurrence (engine/model/compact_cost.cpp), so both see the same shares. A protocol
-// (engine/model/protocol.hpp) turns each connection's route latency and share into what one message pays; the
-// routes and shares are computed once, so costing a schedule under several protocols routes it once.
+// evenly, with the streams of other jobs' background flows (topology.hpp) counted as channels; the phases of
+// one channel (a ring's reduce-scatter and allgather, the steps of halving-doubling) follow each other and do
+// not. A planner may run each network channel as several IR channels (tree: up and down): `lanes_per_channel`
+// of them count once. Shared by the explicit walk (engine/model/cost.cpp) and the compact recurrence
+// (engine/model/compact_cost.cpp), so both see the same shares. A protocol (engine/model/protocol.hpp) turns
+// each connection's route latency and share into what one message pays; the routes and shares are computed
+// once, so costing a schedule under several protocols routes it once.
 #pragma once
 
 #include <algorithm>

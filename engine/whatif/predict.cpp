@@ -256,13 +256,14 @@ std::vector<PointResult> in_order(Outcomes outcomes) {
 // ---- the wire form of a shard's outcomes (predict_shard / merge_shards) ----
 
 nlohmann::json bucket_json(const Bucket& b) {
-  return {b.elements,       b.first_tensor, b.last_tensor,    b.ready_s,         b.start_s,
-       b.end_s,          b.algorithm,    b.gather_start_s, b.gather_end_s,    b.gather_algorithm};
+  return {b.elements, b.first_tensor, b.last_tensor,    b.ready_s,      b.start_s,
+          b.end_s,    b.algorithm,    b.gather_start_s, b.gather_end_s, b.gather_algorithm};
 }
 Bucket bucket_from(const nlohmann::json& j) {
-  return Bucket{j[0].get<std::uint64_t>(), j[1].get<std::size_t>(), j[2].get<std::size_t>(), j[3].get<double>(),
-             j[4].get<double>(),        j[5].get<double>(),      j[6].get<std::string>(), j[7].get<double>(),
-             j[8].get<double>(),        j[9].get<std::string>()};
+  return Bucket{j[0].get<std::uint64_t>(), j[1].get<std::size_t>(), j[2].get<std::size_t>(),
+                j[3].get<double>(),        j[4].get<double>(),      j[5].get<double>(),
+                j[6].get<std::string>(),   j[7].get<double>(),      j[8].get<double>(),
+                j[9].get<std::string>()};
 }
 nlohmann::json spans_json(const ComputeSpans& c) {
   return {c.forward_end_s, c.backward_end_s, c.optimizer_start_s, c.optimizer_end_s};
@@ -271,15 +272,17 @@ ComputeSpans spans_from(const nlohmann::json& j) {
   return {j[0].get<double>(), j[1].get<double>(), j[2].get<double>(), j[3].get<double>()};
 }
 nlohmann::json elastic_json(const ElasticOutcome& e) {
-  return {e.gpus_after,     e.redone_steps,        e.lost_work_s,  e.recovery_s,   e.step_before_s,
-          e.step_after_s,   e.samples_per_s_before, e.samples_per_s_after, e.steps_after, e.checkpoints,
-          e.checkpoint_s,   e.job_s,               e.healthy_job_s};
+  return {e.gpus_after,    e.redone_steps, e.lost_work_s,          e.recovery_s,
+          e.step_before_s, e.step_after_s, e.samples_per_s_before, e.samples_per_s_after,
+          e.steps_after,   e.checkpoints,  e.checkpoint_s,         e.job_s,
+          e.healthy_job_s};
 }
 ElasticOutcome elastic_from(const nlohmann::json& j) {
   ElasticOutcome e;
   e.gpus_after = j[0], e.redone_steps = j[1], e.lost_work_s = j[2], e.recovery_s = j[3];
   e.step_before_s = j[4], e.step_after_s = j[5], e.samples_per_s_before = j[6], e.samples_per_s_after = j[7];
-  e.steps_after = j[8], e.checkpoints = j[9], e.checkpoint_s = j[10], e.job_s = j[11], e.healthy_job_s = j[12];
+  e.steps_after = j[8], e.checkpoints = j[9], e.checkpoint_s = j[10], e.job_s = j[11],
+  e.healthy_job_s = j[12];
   return e;
 }
 
@@ -368,7 +371,6 @@ std::vector<PointResult> merge_shards(const Scenario& scenario, const std::vecto
     CCLAB_ENFORCE(outcomes.results[i] || outcomes.errors[i], "no shard predicted point {}", i);
   return in_order(std::move(outcomes));
 }
-
 
 std::string results_csv(const Scenario& scenario, const std::vector<PointResult>& results) {
   std::ostringstream csv;
