@@ -82,7 +82,7 @@ void run_sim(const SimArgs& args) {
   fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12} {:>8}\n", "algorithm", "size(B)",
              "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)", "protocol");
   double busbw_sum = 0;
-  int points = 0, exact_points = 0;
+  int points = 0, op_by_op_points = 0;
   bool dumped = false;
   for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= args.factor) {
     const std::uint64_t count = bytes / elem;
@@ -103,9 +103,9 @@ void run_sim(const SimArgs& args) {
       run_params.protocol = modelled_run.protocol;
       if (!args.dump_platform.empty() && !dumped)
         run_params.platform_xml_path = args.dump_platform, dumped = true;
+      // A timeline needs per-op times, so op by op; the last point wins (largest size, last algorithm).
       RunResult simulated;
-      if (!args.timeline
-               .empty()) {  // per-op times: op by op; the last point wins (largest size, last algorithm)
+      if (!args.timeline.empty()) {
         const Schedule ops = to_explicit(schedule);
         run_params.by_pattern = false;
         simulated = sim::simulate(ops, topology, run_params);
@@ -113,9 +113,7 @@ void run_sim(const SimArgs& args) {
       } else {
         simulated = sim::simulate_compact(schedule, topology, run_params);
       }
-      const bool by_pattern = run_params.by_pattern && run_params.platform_xml_path.empty() &&
-                              sim::simulates_by_pattern(schedule);
-      exact_points += by_pattern ? 0 : 1;
+      op_by_op_points += sim::simulates_by_pattern(schedule, run_params) ? 0 : 1;
       const double modelled = modelled_run.run.total_s;
       const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
       const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
@@ -137,9 +135,9 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {
-    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - exact_points,
-               points, exact_points,
-               exact_points > 0 ? " (explicit passes, --timeline or --dump-platform)" : "");
+    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - op_by_op_points,
+               points, op_by_op_points,
+               op_by_op_points > 0 ? " (tree or explicit passes, --timeline or --dump-platform)" : "");
   }
   if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
@@ -189,7 +187,7 @@ void add_sim_command(CLI::App& app) {
   cmd->add_flag(
       "--fast", args->by_pattern,
       "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
-      "instead of simulating op by op (ring and tree passes; others run op by op)");
+      "instead of simulating op by op (ring passes; trees and explicit passes run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");

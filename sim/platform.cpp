@@ -54,14 +54,7 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
     hosts.push_back(zone->create_host(host_name(t, r), host_speed)->seal());
   if (delay_host) zone->create_host(kDelayHost, kDelayHostSpeed)->set_core_count(1 << 20)->seal();
   const auto routes = routes_of(t, pairs);
-  std::map<std::size_t, sg4::Link*> links;
-  for (const auto& [id, unused] : used_links(routes)) {
-    links[id] = zone->create_split_duplex_link(link_name(id), t.effective_bandwidth_Bps(id))
-                    ->set_latency(t.effective_latency_s(id))
-                    ->seal();
-  }
-  // A neighbour job's endpoints (topology.hpp, background flows): hosts named after their vertices, and
-  // their routes over the same links.
+  std::map<std::size_t, sg4::Link*> links;  // created on first use
   const auto link_of = [&](std::size_t id) {
     auto [it, fresh] = links.try_emplace(id, nullptr);
     if (fresh) {
@@ -71,6 +64,10 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
     }
     return it->second;
   };
+  for (const auto& [id, unused] : used_links(routes))
+    link_of(id);
+  // A neighbour job's endpoints (topology.hpp, background flows): hosts named after their vertices, and
+  // their routes over the same links.
   std::map<topo::VertexId, sg4::Host*> background_hosts;
   for (const auto& flow : t.background()) {
     for (topo::VertexId v : {flow.from, flow.to})

@@ -608,8 +608,7 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
                            const SimParams& params) {
   check_fits(topology, schedule.world_size());
-  if (!params.by_pattern || !params.platform_xml_path.empty() || !simulates_by_pattern(schedule))
-    return simulate(to_explicit(schedule), topology, params);
+  if (!simulates_by_pattern(schedule, params)) return simulate(to_explicit(schedule), topology, params);
   RunResult result = run_forked([&] { return run_patterns(schedule, topology, params); });
   result.bytes_sent = compact_bytes_sent(schedule);
   return result;

@@ -69,8 +69,10 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
 // set, no platform file is asked for and the schedule has no explicit passes.
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
                            const SimParams& params = {});
-// Whether simulate_compact can run `schedule` by pattern (ring passes only).
-inline bool simulates_by_pattern(const CompactSchedule& schedule) {
+// Whether simulate_compact runs `schedule` by pattern under `params`: asked to (by_pattern), no platform
+// file to write, and ring passes only.
+inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {
+  if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases())
     for (const Lane& lane : phase.lanes)
       if (!std::holds_alternative<RingPass>(*lane.pass)) return false;

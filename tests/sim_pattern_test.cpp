@@ -65,7 +65,9 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
   for (const Case& c : cases) {
     for (const char* algorithm : {"ring", "hierarchical"}) {
       const CompactSchedule s = plan(*c.topology, algorithm, 256ULL << 20);
-      ASSERT_TRUE(sim::simulates_by_pattern(s)) << algorithm;
+      sim::SimParams fast;
+      fast.by_pattern = true;
+      ASSERT_TRUE(sim::simulates_by_pattern(s, fast)) << algorithm;
       const Times t = times(s, *c.topology);
       EXPECT_NEAR(t.fast_s, t.exact_s, 0.001 * t.exact_s) << algorithm << " on " << c.name << ": by pattern "
                                                           << t.fast_s << " s, op by op " << t.exact_s << " s";
@@ -107,7 +109,9 @@ TEST(SimPatterns, TreesAndExplicitPassesRunOpByOp) {
   const topo::Topology t = topo::make_preset("dgx_a100:2");
   for (const char* algorithm : {"tree", "halving_doubling"}) {
     const CompactSchedule s = plan(t, algorithm, 16ULL << 20);
-    EXPECT_FALSE(sim::simulates_by_pattern(s)) << algorithm;
+    sim::SimParams fast;
+    fast.by_pattern = true;
+    EXPECT_FALSE(sim::simulates_by_pattern(s, fast)) << algorithm;
     const Times x = times(s, t);
     EXPECT_EQ(x.fast_s, x.exact_s) << algorithm;
   }

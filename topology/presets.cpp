@@ -82,11 +82,11 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       // ports of the job's leaves, neighbour k on leaf k mod leaves: the up-links stay as they are and carry
       // both jobs.
       const std::vector<std::vector<int>> on_leaf = place_servers(job_nodes, nodes, f.nodes_per_leaf);
+      const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
       std::vector<VertexId> spines;
       for (int s = 0; s < f.spines; ++s)
         spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
       for (std::size_t l = 0; l < on_leaf.size(); ++l) {
-        const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
         VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch});
         attach_switch(t, leaf, spines, uplink_Bps, on_leaf[l], nics, nic_Bps, f);
       }

@@ -241,10 +241,12 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
   ConnectionCosts costs(topology, s.params.lanes_per_channel);
   declare_connections(s, costs);
   costs.finish();
+  const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
     costs.use_protocol(p);
     runs.push_back({p, time_compact(s, costs, params)});
+    runs.back().run.bytes_sent = bytes_sent;
   }
   return runs;
 }
@@ -272,7 +274,6 @@ RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, c
   result.rank_end_s = time_schedule(s, &costs, params, protocol_constants(costs.protocol()).launch_s);
   for (double t : result.rank_end_s)
     result.total_s = std::max(result.total_s, t);
-  result.bytes_sent = compact_bytes_sent(s);
   return result;
 }
 

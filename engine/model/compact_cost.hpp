@@ -43,7 +43,8 @@ struct RankConnection {
 std::vector<RankConnection> phase_connections(const CompactSchedule& schedule, int phase);
 // - declares every connection of the schedule in `costs` (then finish() it);
 void declare_connections(const CompactSchedule& schedule, ConnectionCosts& costs);
-// - the schedule timed on those connections under costs.protocol(), launch cost included.
+// - the schedule timed on those connections under costs.protocol(), launch cost included: total_s and
+//   rank_end_s (bytes_sent is compact_bytes_sent's, the same under any pricing).
 RunResult time_compact(const CompactSchedule& schedule, const ConnectionCosts& costs,
                        const CostParams& params);
 
