@@ -91,6 +91,28 @@ backend: sim
   EXPECT_EQ(p.plan.channels, 2);
   EXPECT_EQ(p.backend, TimeBackend::Sim);
   EXPECT_EQ(p.algorithm, "auto");
+  // Unset: the machine balance comes from the topology's GPU at predict time; no overhead, no floor.
+  EXPECT_EQ(p.compute.flops_per_byte, 0);
+  EXPECT_EQ(p.compute.bucket_overhead_s, 0);
+  EXPECT_EQ(p.compute.input_floor_s, 0);
+}
+
+TEST(Scenario, StepRealismFieldsAreSettable) {
+  const Scenario s = parse_scenario(R"(name: x
+topology: {preset: dgx_a100, nodes: 1}
+workload: resnet50
+compute: {gpu: a100, flops_per_byte: 300, bucket_overhead: 40us, input_floor: [50ms, 200ms]}
+communication: {algorithm: ring}
+)",
+                                    "x.yaml", "");
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.points[0].compute.flops_per_byte, 300);
+  EXPECT_DOUBLE_EQ(s.points[0].compute.bucket_overhead_s, 40e-6);
+  EXPECT_DOUBLE_EQ(s.points[1].compute.input_floor_s, 0.2);
+  EXPECT_THROW(parse_scenario("name: x\ntopology: {preset: dgx_a100, nodes: 1}\nworkload: resnet50\n"
+                              "compute: {gpu: a100, flops_per_byte: 0}\n",
+                              "x.yaml", ""),
+               ConfigError);
 }
 
 TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {

@@ -22,6 +22,91 @@ TEST(Workload, PresetTotalsMatchPublishedCounts) {
   EXPECT_EQ(make_workload("gpt:layers=12,hidden=768,vocab=50257,seq=1024").total_elements(), 124'439'808u);
 }
 
+// Backward computes each product layer's weight gradient and input gradient, each as many multiply-adds as
+// its forward: 4 FLOPs per forward multiply-add, less the first layer's input gradient, plus the few FLOPs of
+// the element-wise layers. Published forward multiply-adds per sample: torchvision's model tables (resnet50
+// 4.09 G, resnet101 7.80 G, vgg16 15.47 G, inception_v3 5.71 G).
+TEST(Workload, PresetBackwardFlopsMatchPublishedMultiplyAdds) {
+  const std::map<std::string, double> macs{
+      {"resnet50", 4.09e9}, {"resnet101", 7.80e9}, {"vgg16", 15.47e9}, {"inception_v3", 5.71e9}};
+  for (const auto& [name, published] : macs) {
+    const Workload w = make_workload(name);
+    ASSERT_TRUE(w.has_backward_costs()) << name;
+    EXPECT_NEAR(w.total_backward_flops() / (4 * published), 1.0, 0.02) << name;
+  }
+  // Transformers: 4 FLOPs per weight of the blocks per token (4h^2 attention + 8h^2 MLP weights per layer),
+  // plus the tied head's products for GPT, plus attention's QK^T and AV (2 s^2 h multiply-adds per layer).
+  const auto transformer = [](double layers, double h, double seq, double head_weights) {
+    return 4 * (layers * 12 * h * h + head_weights) * seq + 4 * layers * 2 * seq * seq * h;
+  };
+  EXPECT_NEAR(make_workload("bert_large").total_backward_flops() / transformer(24, 1024, 128, 0), 1.0, 0.02);
+  EXPECT_NEAR(make_workload("gpt").total_backward_flops() / transformer(12, 768, 1024, 768.0 * 50257), 1.0,
+              0.02);
+}
+
+// VGG-16's classifier holds 90 % of the parameters but a fraction of a percent of the FLOPs: its gradients
+// are ready almost as soon as backward starts, not after 86 % of it (what splitting by parameters said).
+TEST(StepModel, GradientsBecomeReadyByBackwardCostNotParameterCount) {
+  const Workload vgg = make_workload("vgg16");
+  Workload by_parameters = vgg;
+  for (Tensor& t : by_parameters.tensors)
+    t.backward = {};
+  ASSERT_FALSE(by_parameters.has_backward_costs());
+  const ComputeProfile compute{0.06, 0.12, 0.0, 64};
+  // One bucket per tensor: each bucket's ready time is its tensor's.
+  const FusionPolicy one_each{.threshold_bytes = 1, .first_bucket_bytes = 1};
+  const auto ready_of = [&](const Workload& w, const std::string& name) {
+    for (const Bucket& b : make_buckets(w, compute, one_each, DType::F32))
+      if (w.tensors[b.last_tensor].name == name) return (b.ready_s - compute.forward_s) / compute.backward_s;
+    return -1.0;
+  };
+  EXPECT_LT(ready_of(vgg, "classifier.0.weight"), 0.01);
+  EXPECT_GT(ready_of(by_parameters, "classifier.0.weight"), 0.8);
+  // The first layer's gradient is the last one, at backward's end in both.
+  EXPECT_DOUBLE_EQ(ready_of(vgg, "features.0.weight"), 1.0);
+  // A memory-bound layer weighs with the machine balance: a batch norm's weight is late by more of backward
+  // on a GPU whose bytes are dearer (higher FLOPs per byte), a convolution's share shrinks.
+  const Workload resnet = make_workload("resnet50");
+  ComputeProfile cheap_bytes = compute, dear_bytes = compute;
+  cheap_bytes.flops_per_byte = 10;
+  dear_bytes.flops_per_byte = 1000;
+  const auto share_of_stem = [&](const ComputeProfile& c) {  // conv1 + bn1: the last of backward
+    const auto buckets = make_buckets(resnet, c, one_each, DType::F32);
+    for (const Bucket& b : buckets)
+      if (resnet.tensors[b.last_tensor].name == "bn1.bias")
+        return 1 - (b.ready_s - c.forward_s) / c.backward_s;
+    return -1.0;
+  };
+  EXPECT_GT(share_of_stem(dear_bytes), share_of_stem(cheap_bytes));
+  // With a slow network, VGG-16's big classifier allreduce now hides behind the convolutions' backward.
+  auto slow_timer = [](const CollectiveSpec& spec, std::string& used) {
+    used = "ring";
+    return static_cast<double>(spec.count) * 4 / 3e9;  // about 3 GB/s of algorithm bandwidth
+  };
+  const FusionPolicy ddp;
+  EXPECT_GT(predict_step(vgg, compute, ddp, 8, slow_timer).efficiency,
+            predict_step(by_parameters, compute, ddp, 8, slow_timer).efficiency + 0.05);
+}
+
+TEST(StepModel, InputFloorAndBucketOverhead) {
+  const Workload w = make_workload("resnet50");
+  auto free_timer = [](const CollectiveSpec&, std::string& used) {
+    used = "none";
+    return 0.0;
+  };
+  ComputeProfile c{0.03, 0.06, 0.0, 256};
+  const StepPrediction base = predict_step(w, c, FusionPolicy{}, 8, free_timer);
+  c.bucket_overhead_s = 1e-3;
+  const StepPrediction overhead = predict_step(w, c, FusionPolicy{}, 8, free_timer);
+  EXPECT_NEAR(overhead.communication_s, 1e-3 * static_cast<double>(overhead.buckets.size()), 1e-12);
+  EXPECT_GT(overhead.step_s, base.step_s);  // the last bucket's overhead is exposed
+  c.bucket_overhead_s = 0;
+  c.input_floor_s = 0.2;  // the input pipeline is slower than the GPU: it paces every step, one GPU's too
+  const StepPrediction floor = predict_step(w, c, FusionPolicy{}, 8, free_timer);
+  EXPECT_DOUBLE_EQ(floor.step_s, 0.2);
+  EXPECT_DOUBLE_EQ(floor.efficiency, 1.0);
+}
+
 TEST(Workload, TensorsInRegistrationOrder) {
   const Workload w = make_workload("resnet50");
   EXPECT_EQ(w.tensors.front().name, "conv1.weight");
@@ -50,6 +135,39 @@ TEST(Workload, FilesInEveryFormatGiveTheSameList) {
     EXPECT_EQ(w.tensors[1].name, "fc.w") << path;
     EXPECT_EQ(w.total_elements(), 5096u) << path;
   }
+}
+
+TEST(Workload, FilesMayGiveBackwardCosts) {
+  const std::string csv =
+      write_temp("costs.csv",
+                 "name,elements,backward_flops,backward_bytes\nembed,1000,0,4e3\nfc.w,4096,"
+                 "8.2e6,1.5e4\n");
+  const std::string yaml = write_temp("costs.yaml",
+                                      "tensors:\n  - {name: embed, elements: 1000, backward_flops: 0, "
+                                      "backward_bytes: 4e3}\n  - {name: fc.w, elements: 4096, "
+                                      "backward_flops: 8.2e6, backward_bytes: 1.5e4}\n");
+  for (const std::string& path : {csv, yaml}) {
+    const Workload w = make_workload(path);
+    ASSERT_TRUE(w.has_backward_costs()) << path;
+    EXPECT_DOUBLE_EQ(w.tensors[1].backward.flops, 8.2e6) << path;
+    EXPECT_DOUBLE_EQ(w.tensors[0].backward.bytes, 4e3) << path;
+  }
+  auto message = [](const std::string& path) {
+    try {
+      load_workload_file(path);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(write_temp("mixed.csv", "a,10,1,1\nb,20\n")).find("give them for every tensor or none"),
+            std::string::npos);
+  EXPECT_NE(message(write_temp("neg.csv", "a,10,-1,1\n")).find("backward_flops: must be a number >= 0"),
+            std::string::npos);
+  EXPECT_NE(message(write_temp("half.yaml", "- {name: a, elements: 1, backward_flops: 3}\n"))
+                .find("give backward_flops and backward_bytes together"),
+            std::string::npos);
+  EXPECT_NE(message(write_temp("three.csv", "a,10,1\n")).find("expected 'name,elements'"), std::string::npos);
 }
 
 TEST(Workload, FileErrorsNameFileLineAndField) {

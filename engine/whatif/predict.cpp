@@ -147,8 +147,11 @@ std::string swept_value(const ScenarioPoint& p, const std::string& field) {
 
 // The compute slowdown while a collective runs, where the scenario did not set it: the collective's channels
 // (thread blocks, one SM each) over the GPU's SMs.
+// The machine balance, where the scenario did not set it: the topology's GPU's.
 ComputeProfile resolved_compute(const ScenarioPoint& p) {
   ComputeProfile c = p.compute;
+  if (c.flops_per_byte <= 0 && p.topology->gpu_arch())
+    c.flops_per_byte = gpu_flops_per_byte(topo::to_string(*p.topology->gpu_arch()));
   if (c.overlap_slowdown < 0 && c.sms > 0) {
     const int channels = p.plan.channels > 0 ? p.plan.channels : planners::default_ring_channels(*p.topology);
     c.overlap_slowdown = std::min(0.5, static_cast<double>(channels) / c.sms);

@@ -211,7 +211,9 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
 
   const YAML::Node c = root["compute"];
   if (!c) r.fail(root, "compute", "missing required section (gpu: NAME, or forward/backward/batch times)");
-  r.expect_map(c, "compute", {"gpu", "forward", "backward", "optimizer", "batch", "overlap_slowdown"});
+  r.expect_map(c, "compute",
+               {"gpu", "forward", "backward", "optimizer", "batch", "overlap_slowdown", "flops_per_byte",
+                "bucket_overhead", "input_floor"});
   if (auto gpu = r.leaf(c, "gpu", "compute")) {
     if (c["forward"] || c["backward"] || c["batch"])
       r.fail(c, "compute", "give either gpu (the defaults table) or forward/backward/batch, not both");
@@ -232,6 +234,13 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
   // The fraction of backward's rate a running collective takes (0.06: 6 %); default channels / SMs.
   if (auto slow = r.leaf(c, "overlap_slowdown", "compute"))
     p.compute.overlap_slowdown = r.number(*slow, 0, 0.9);
+  // The GPU's machine balance for gradient readiness; default from the topology's GPU.
+  if (auto balance = r.leaf(c, "flops_per_byte", "compute"))
+    p.compute.flops_per_byte = r.number(*balance, 1, 1e4);
+  if (auto overhead = r.leaf(c, "bucket_overhead", "compute"))
+    p.compute.bucket_overhead_s = r.with_units(*overhead, parse_time_s);
+  if (auto floor = r.leaf(c, "input_floor", "compute"))
+    p.compute.input_floor_s = r.with_units(*floor, parse_time_s);
 }
 
 void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {

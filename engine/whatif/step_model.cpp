@@ -35,6 +35,14 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   return false;
 }
 
+double gpu_flops_per_byte(std::string_view arch) {
+  if (arch == "volta") return 125e12 / 900e9;
+  if (arch == "ampere") return 312e12 / 2039e9;
+  if (arch == "hopper") return 989e12 / 3.35e12;
+  if (arch == "blackwell") return 2.25e15 / 8e12;
+  return 0;
+}
+
 namespace {
 
 // Backward's wall clock when collectives slow it down: it progresses at full rate, and at 1 - slowdown of it
@@ -78,16 +86,23 @@ class BackwardClock {
   std::size_t next_ = 0;
 };
 
-// Time at which backward has produced tensor k's gradient: backward covers parameters from the last tensor
-// towards the first, at a constant rate per parameter.
+// Time at which backward has produced tensor k's gradient: backward runs from the last tensor towards the
+// first, each tensor's share of its time in proportion to its backward cost (or its parameters).
 std::vector<double> ready_times(const Workload& w, const ComputeProfile& compute) {
-  const double total = static_cast<double>(std::max<std::uint64_t>(1, w.total_elements()));
+  const bool by_cost = w.has_backward_costs();
+  const double balance = compute.flops_per_byte > 0 ? compute.flops_per_byte : gpu_flops_per_byte("ampere");
+  const auto weight = [&](const Tensor& t) {
+    return by_cost ? t.backward.flops + balance * t.backward.bytes : static_cast<double>(t.elements);
+  };
+  // Cumulative cost in backward order, summed once so that the first tensor is ready exactly at the end.
+  std::vector<double> covered(w.tensors.size());
+  double sum = 0;
+  for (std::size_t k = w.tensors.size(); k-- > 0;)
+    covered[k] = sum += weight(w.tensors[k]);
+  const double total = std::max(sum, 1.0);
   std::vector<double> ready(w.tensors.size());
-  double covered = 0;
-  for (std::size_t k = w.tensors.size(); k-- > 0;) {
-    covered += static_cast<double>(w.tensors[k].elements);
-    ready[k] = compute.forward_s + compute.backward_s * covered / total;
-  }
+  for (std::size_t k = 0; k < w.tensors.size(); ++k)
+    ready[k] = compute.forward_s + compute.backward_s * covered[k] / total;
   return ready;
 }
 
@@ -137,7 +152,7 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
   compute.backward_s *= straggler_factor;
   compute.optimizer_s *= straggler_factor;
   if (compute.batch_per_gpu < 1 || compute.forward_s < 0 || compute.backward_s < 0 ||
-      compute.optimizer_s < 0) {
+      compute.optimizer_s < 0 || compute.bucket_overhead_s < 0 || compute.input_floor_s < 0) {
     throw ConfigError("predict: compute times must be >= 0 and the batch >= 1");
   }
   const DType dtype = fusion.fp16_compression ? DType::F16 : DType::F32;
@@ -163,7 +178,8 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
     b.ready_s = clock.when(b.ready_s - compute.forward_s);
     b.start_s = std::max(b.ready_s, stream_free);
     const double duration =
-        collective_time(zero ? Collective::ReduceScatter : Collective::AllReduce, b.elements, b.algorithm);
+        collective_time(zero ? Collective::ReduceScatter : Collective::AllReduce, b.elements, b.algorithm) +
+        compute.bucket_overhead_s;
     b.end_s = b.start_s + duration;
     clock.add_busy(b.start_s, b.end_s);
     stream_free = b.end_s;
@@ -191,12 +207,14 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
     }
   }
   p.compute_s = compute.forward_s + compute.backward_s + optimizer_s;
-  p.step_s = end;
+  // The input pipeline paces the step when it is the slower part (it runs beside the GPU's work).
+  p.step_s = std::max(end, healthy.input_floor_s);
   p.exposed_s = p.step_s - p.compute_s;
   p.samples_per_s = world_size * compute.batch_per_gpu / p.step_s;
   // The one-GPU reference runs the whole optimizer and no communication.
   const double single =
-      healthy.batch_per_gpu / (healthy.forward_s + healthy.backward_s + healthy.optimizer_s);
+      healthy.batch_per_gpu /
+      std::max(healthy.forward_s + healthy.backward_s + healthy.optimizer_s, healthy.input_floor_s);
   p.speedup = p.samples_per_s / single;
   p.efficiency = p.speedup / world_size;
   return p;

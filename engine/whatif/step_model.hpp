@@ -13,14 +13,18 @@
 // the optimizer on its 1/P shard and the updated parameters are allgathered, bucket by bucket, before the
 // next forward (not overlapped: the conservative end of what DeepSpeed achieves).
 //
-// Simplification, stated: a tensor's gradient is ready when backward has covered its share of the parameters
-// (backward time split in proportion to parameter count, last tensors first). While a collective is in flight
-// backward progresses at 1 - overlap_slowdown of its rate (ComputeProfile), which delays the gradients that
-// become ready then, and backward's end.
+// A tensor's gradient is ready when backward has done the work of the layers after it: backward's time is
+// split over the tensors in proportion to their backward cost (Tensor::backward: FLOPs, plus activation bytes
+// at the GPU's machine balance — a roofline sum, so that memory-bound layers such as batch norm weigh what
+// they take), last tensors first. A workload without costs (a file that gives none) splits by parameter
+// count, the old rule, which makes a cheap layer with many parameters (VGG's classifier) look expensive.
+// While a collective is in flight backward progresses at 1 - overlap_slowdown of its rate (ComputeProfile),
+// which delays the gradients that become ready then, and backward's end.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/ir/collective.hpp"
@@ -40,7 +44,22 @@ struct ComputeProfile {
   // The fraction of backward's throughput lost while a collective is in flight, in [0, 1): set, or -1 for
   // C / sms with C the collective's channels (0 when sms is unknown).
   double overlap_slowdown = -1;
+  // The GPU's peak f16 FLOP rate over its memory bandwidth: a byte of backward's memory traffic takes this
+  // many FLOPs' time (0: unknown, taken as the A100's; predict fills it from the topology's GPU).
+  double flops_per_byte = 0;
+  // Framework work per bucket on the communication stream (DDP's bucket bookkeeping and copies, a Horovod
+  // cycle's negotiation), added to each bucket's collective. Default 0: no published figure we trust; `cclab
+  // train` measures buckets whole.
+  double bucket_overhead_s = 0;
+  // The input pipeline's floor: a step takes at least this long (data loading and augmentation that the
+  // GPUs wait for). 0: none.
+  double input_floor_s = 0;
 };
+
+// Machine balance (peak dense f16 tensor FLOP/s over HBM bytes/s) of a GPU architecture, from NVIDIA's
+// datasheets: V100 SXM2 125 TFLOP/s / 900 GB/s; A100 SXM 80 GB 312 TFLOP/s / 2,039 GB/s; H100 SXM 989
+// TFLOP/s / 3.35 TB/s; B200 2.25 PFLOP/s / 8 TB/s. `arch`: volta, ampere, hopper, blackwell; 0 otherwise.
+double gpu_flops_per_byte(std::string_view arch);
 
 // Defaults for a few workload/GPU pairs, from published per-GPU training throughput (marked as defaults:
 // measure yours). Returns false when there is no entry.
