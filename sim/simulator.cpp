@@ -79,7 +79,8 @@ class Driver {
         delay_host_(delay_host),
         protocol_(params.protocol),
         pipelined_(is_pipelined(params.protocol)),
-        wire_factor_(1.0 / protocol_constants(params.protocol).wire_efficiency),
+        family_(algorithm_family(s.spec.collective, s.algorithm)),
+        wire_factor_(1.0 / protocol_constants(params.protocol, family_).wire_efficiency),
         elem_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
         copy_factor_(params.compute.copy_Bps > 0 && params.compute.reduce_Bps > 0
                          ? params.compute.reduce_Bps / params.compute.copy_Bps
@@ -164,7 +165,7 @@ class Driver {
 
   RunResult result() {
     // The launch cost delays every rank's first op: everything starts that much later.
-    const double launch_s = protocol_constants(protocol_).launch_s;
+    const double launch_s = protocol_constants(protocol_, family_).launch_s;
     for (int r = 0; r < s_.world_size(); ++r) {
       result_.rank_end_s[r] = launch_s;
       for (OpId i = 0; i < s_.ranks[r].ops.size(); ++i) {
@@ -315,6 +316,7 @@ class Driver {
   sg4::Host* delay_host_;
   Protocol protocol_;
   bool pipelined_;
+  AlgorithmFamily family_;
   double wire_factor_;
   std::optional<ConnectionCosts> costs_;  // pipelined: the α-β model's latencies and shares, per connection
   std::unordered_set<std::uint64_t> arrived_;  // pipelined: receives whose data is in their buffer
@@ -349,11 +351,13 @@ std::unique_ptr<sg4::Engine> start_engine() {
 std::function<ProtocolLink(int, int)> protocol_links(const topo::Topology& t, Protocol protocol,
                                                      const ConnectionCosts& costs) {
   if (!is_pipelined(protocol)) return {};
-  const double wire_cap_Bps = costs.bandwidth_cap_Bps() / protocol_constants(protocol).wire_efficiency;
-  return [&t, protocol, wire_cap_Bps](int a, int b) {
+  const double wire_cap_Bps = costs.bandwidth_cap_Bps() / costs.constants().wire_efficiency;
+  const AlgorithmFamily family = costs.family();
+  return [&t, protocol, family, wire_cap_Bps](int a, int b) {
     const topo::Route route = t.route_between_ranks(a, b);
     return ProtocolLink{
-        message_cost(protocol, route_class(route, t), route.latency_s, 1.0).latency_s - route.latency_s,
+        message_cost(protocol, family, route_class(route, t), route.latency_s, 1.0).latency_s -
+            route.latency_s,
         wire_cap_Bps};
   };
 }
@@ -376,7 +380,7 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   std::optional<ConnectionCosts> costs;
   std::function<ProtocolLink(int, int)> protocol_link;
   if (is_pipelined(params.protocol)) {
-    costs.emplace(t, s.lanes_per_channel);
+    costs.emplace(t, s.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm));
     add_connections(s, *costs);
     costs->finish(params.protocol);
     protocol_link = protocol_links(t, params.protocol, *costs);
@@ -435,7 +439,7 @@ std::vector<double> solve_pattern(sg4::Engine& engine,
 RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const SimParams& params) {
   const auto engine = start_engine();
   const int world = s.world_size();
-  ConnectionCosts costs(t, s.params.lanes_per_channel);
+  ConnectionCosts costs(t, s.params.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm));
   declare_connections(s, costs);
   costs.finish(params.protocol);
   std::vector<std::vector<RankConnection>> patterns;

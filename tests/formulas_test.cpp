@@ -298,6 +298,43 @@ TEST(Cost, ProtocolCeilingsFollowTheGpuArchitecture) {
   }
 }
 
+// NCCL prices its tree kernels with their own row of constants (tuning.cc): a tree allreduce pays the tree's
+// step latencies (network LL 5.0 µs against the ring's 2.7) and its bandwidth factors (Simple 0.92, LL
+// 0.92/3.8), capped per channel by perChMaxTreeBws (Hopper, more than two nodes: 36 GB/s). The same schedule
+// priced as a ring family (renamed) shows what the tree row alone changes.
+TEST(Cost, TreesPayTheTreeRowOfNcclsConstants) {
+  EXPECT_EQ(algorithm_family(Collective::AllReduce, "tree"), AlgorithmFamily::Tree);
+  EXPECT_EQ(algorithm_family(Collective::AllReduce, "ring"), AlgorithmFamily::Ring);
+  EXPECT_EQ(algorithm_family(Collective::Broadcast, "tree"), AlgorithmFamily::Ring);  // NCCL: ring only
+  EXPECT_DOUBLE_EQ(protocol_constants(Protocol::LL, AlgorithmFamily::Tree).step_latency_s[2], 5.0e-6);
+  EXPECT_DOUBLE_EQ(protocol_constants(Protocol::LL, AlgorithmFamily::Ring).step_latency_s[2], 2.7e-6);
+  auto time = [](const topo::Topology& t, std::uint64_t count, Protocol protocol, bool as_ring) {
+    CostParams params;
+    params.protocol = protocol;
+    CompactSchedule tree = require_algorithm(Collective::AllReduce, "tree")
+                               .compact(spec_for(t, Collective::AllReduce, count, DType::F32), t, {});
+    if (as_ring) tree.algorithm = "tree_priced_as_ring";
+    return estimate_compact_cost(tree, t, params).total_s;
+  };
+  // A few bytes under LL128 inside one node: the tree is a chain of 7 NVLink hops up and 7 down, each
+  // 1.25 µs in the tree row against 1.9 µs in the ring row.
+  const topo::Topology one = topo::make_preset("dgx_h100:1");
+  EXPECT_NEAR(time(one, 16, Protocol::LL128, true) - time(one, 16, Protocol::LL128, false), 14 * 0.65e-6,
+              0.1 * 14 * 0.65e-6);
+  // Across 4 nodes the network steps (8.5 µs against 4.0) outweigh that.
+  const topo::Topology t = topo::make_preset("dgx_h100:4");
+  EXPECT_GT(time(t, 16, Protocol::LL128, false), time(t, 16, Protocol::LL128, true));
+  // A gigabyte under Simple: bandwidth-bound, at most the tree's per-channel ceiling times the channels.
+  const std::uint64_t count = std::uint64_t{1} << 28;
+  const double big_tree = time(t, count, Protocol::Simple, false);
+  EXPECT_GT(big_tree, time(t, count, Protocol::Simple, true));
+  const int channels = require_algorithm(Collective::AllReduce, "tree")
+                           .compact(spec_for(t, Collective::AllReduce, count, DType::F32), t, {})
+                           .num_channels();         // network channels
+  const double algbw_Bps = count * 4.0 / big_tree;  // each channel carries the buffer / channels
+  EXPECT_LE(algbw_Bps / channels, 36.0e9 * (1 + 1e-9));
+}
+
 // Auto costs each NCCL protocol and keeps the cheapest: LL for a few bytes (lowest latency), Simple for a
 // gigabyte (all of the wire); never LL128 where a node's GPUs talk over PCIe; raw is the route alone.
 TEST(Cost, AutoProtocolTakesTheCheapest) {

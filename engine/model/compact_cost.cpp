@@ -238,7 +238,8 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), s.world_size()));
   }
-  ConnectionCosts costs(topology, s.params.lanes_per_channel);
+  ConnectionCosts costs(topology, s.params.lanes_per_channel,
+                        algorithm_family(s.spec.collective, s.algorithm));
   declare_connections(s, costs);
   costs.finish();
   const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
@@ -271,7 +272,7 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
   RunResult result;
   // The launch cost delays every rank's first op.
-  result.rank_end_s = time_schedule(s, &costs, params, protocol_constants(costs.protocol()).launch_s);
+  result.rank_end_s = time_schedule(s, &costs, params, costs.constants().launch_s);
   for (double t : result.rank_end_s)
     result.total_s = std::max(result.total_s, t);
   return result;

@@ -11,8 +11,9 @@
 
 namespace cclab {
 
-ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_channel)
-    : topology_(topology), lanes_(std::max(1, lanes_per_channel)) {}
+ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_channel,
+                                 AlgorithmFamily family)
+    : topology_(topology), lanes_(std::max(1, lanes_per_channel)), family_(family) {}
 
 void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel) {
   connections_.try_emplace(key(from_rank, to_rank, ir_channel));
@@ -120,7 +121,7 @@ void ConnectionCosts::use_protocol(Protocol protocol) {
   protocol_ = protocol;
   const double cap = bandwidth_cap_Bps();
   for (auto& [k, e] : connections_) {
-    const MessageCost m = message_cost(protocol, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
+    const MessageCost m = message_cost(protocol, family_, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
     e.cost = {m.latency_s, std::min(m.bandwidth_Bps, cap)};
   }
 }
@@ -134,7 +135,7 @@ void ConnectionCosts::reshare(const std::function<double(int, int, int, double)>
 }
 
 double ConnectionCosts::bandwidth_cap_Bps() const {
-  return protocol_bandwidth_cap_Bps(protocol_, topology_.gpu_arch(), nodes_, channels_);
+  return protocol_bandwidth_cap_Bps(protocol_, family_, topology_.gpu_arch(), nodes_, channels_);
 }
 
 const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_channel) const {

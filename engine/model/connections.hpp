@@ -43,7 +43,9 @@ inline double deliver(const ConnectionCost& conn, bool pipelined, double send_st
 
 class ConnectionCosts {
  public:
-  ConnectionCosts(const topo::Topology& topology, int lanes_per_channel);
+  // `family`: whose protocol constants price the messages (algorithm_family of the schedule).
+  ConnectionCosts(const topo::Topology& topology, int lanes_per_channel,
+                  AlgorithmFamily family = AlgorithmFamily::Ring);
 
   // Declares a connection; all of them before finish().
   void add(int from_rank, int to_rank, int ir_channel);
@@ -57,6 +59,9 @@ class ConnectionCosts {
   // protocol: how the pattern-level simulator (sim/simulator.hpp) brings in SimGrid's max-min rates.
   void reshare(const std::function<double(int, int, int, double)>& share);
   Protocol protocol() const { return protocol_; }
+  AlgorithmFamily family() const { return family_; }
+  // The current protocol's constants in this family (its launch cost, wire efficiency, step latencies).
+  const ProtocolConstants& constants() const { return protocol_constants(protocol_, family_); }
   bool pipelined() const { return is_pipelined(protocol_); }
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
@@ -81,6 +86,7 @@ class ConnectionCosts {
 
   const topo::Topology& topology_;
   int lanes_;
+  AlgorithmFamily family_;
   Protocol protocol_ = Protocol::Raw;
   bool crosses_pcie_ = false;
   int nodes_ = 0, channels_ = 0;  // spanned by the declared connections (after finish())

@@ -165,14 +165,15 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), schedule.spec.world_size));
   }
-  ConnectionCosts costs(topology, schedule.lanes_per_channel);
+  ConnectionCosts costs(topology, schedule.lanes_per_channel,
+                        algorithm_family(schedule.spec.collective, schedule.algorithm));
   add_connections(schedule, costs);
   costs.finish();
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
     costs.use_protocol(p);
     // The launch cost delays every rank's first op.
-    const std::vector<double> launch(schedule.spec.world_size, protocol_constants(p).launch_s);
+    const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);
     runs.push_back({p, walk_alpha_beta(schedule, costs, params, WalkFrame{{}, launch})});
   }
   return runs;

@@ -78,7 +78,9 @@ double ring_lane_bound_s(const RingPass& ring, std::span<const int> global, cons
 
 double schedule_bound_s(const CompactSchedule& s, const MessageBounds& b, Protocol protocol) {
   const double elem_bytes = static_cast<double>(dtype_size_bytes(s.spec.dtype));
-  std::vector<double> ready(static_cast<std::size_t>(s.world_size()), protocol_constants(protocol).launch_s);
+  std::vector<double> ready(
+      static_cast<std::size_t>(s.world_size()),
+      protocol_constants(protocol, algorithm_family(s.spec.collective, s.algorithm)).launch_s);
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       const auto* ring = std::get_if<RingPass>(lane.pass.get());

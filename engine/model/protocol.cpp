@@ -21,22 +21,49 @@ constexpr ProtocolConstants kLL{0.5, 6.6 * us, {0.6 * us, 1.0 * us, 2.7 * us}};
 constexpr ProtocolConstants kLL128{0.92, 14.0 * us, {1.9 * us, 2.5 * us, 4.0 * us}};
 constexpr ProtocolConstants kSimple{1.0, 8.4 * us, {3.4 * us, 5.7 * us, 14.0 * us}};
 
+// The tree rows of the same tables. Bandwidth (tuning.cc, the tree allreduce): every protocol's bus
+// bandwidth times 0.92, then LL divided by 3.8 and LL128 times 120/128 across nodes (7/9 inside one node,
+// where NCCL's tree is a chain; the multi-node factor is used: trees are what NCCL runs across nodes).
+// Not taken: treeCorrectionFactor, NCCL's per-size correction of its own closed formula, which the
+// recurrence replaces by timing the pipeline itself.
+constexpr ProtocolConstants kTreeLL{0.92 / 3.8, 6.8 * us, {0.6 * us, 1.0 * us, 5.0 * us}};
+constexpr ProtocolConstants kTreeLL128{0.92 * 120 / 128, 14.0 * us, {1.25 * us, 1.9 * us, 8.5 * us}};
+constexpr ProtocolConstants kTreeSimple{0.92, 8.4 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
+
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
 constexpr double kLLMaxBusBw_GBps[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
 constexpr double kLL128MaxPerChannel_GBps[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+// perChMaxTreeBws and perChMaxTreeLL128Bws, same layout.
+constexpr double kTreeMaxPerChannel_GBps[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double kTreeLL128MaxPerChannel_GBps[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
 
 }  // namespace
 
-double protocol_bandwidth_cap_Bps(Protocol protocol, std::optional<topo::GpuArch> arch, int nodes,
-                                  int channels) {
-  if (!arch || (protocol != Protocol::LL && protocol != Protocol::LL128))
-    return std::numeric_limits<double>::infinity();
+AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
+  return collective == Collective::AllReduce && algorithm == "tree" ? AlgorithmFamily::Tree
+                                                                    : AlgorithmFamily::Ring;
+}
+
+double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
+                                  std::optional<topo::GpuArch> arch, int nodes, int channels) {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto) return kNone;
   const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
-  if (protocol == Protocol::LL) return kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
-  return kLL128MaxPerChannel_GBps[row][scale] * 1e9;
+  const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
+  if (family == AlgorithmFamily::Ring) {
+    if (protocol == Protocol::LL) return ll_Bps;
+    if (protocol == Protocol::LL128) return kLL128MaxPerChannel_GBps[row][scale] * 1e9;
+    return kNone;
+  }
+  const double tree_Bps = kTreeMaxPerChannel_GBps[row][scale] * 1e9;
+  if (protocol == Protocol::LL) return std::min(tree_Bps, ll_Bps);
+  if (protocol == Protocol::LL128) return std::min(tree_Bps, kTreeLL128MaxPerChannel_GBps[row][scale] * 1e9);
+  return tree_Bps;
 }
 
 std::string_view to_string(Protocol protocol) {
@@ -84,25 +111,26 @@ RouteClass route_class(const topo::Route& route, const topo::Topology& topology)
   return cls;
 }
 
-const ProtocolConstants& protocol_constants(Protocol protocol) {
+const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily family) {
+  const bool tree = family == AlgorithmFamily::Tree;
   switch (protocol) {
     case Protocol::Raw:
       return kRaw;
     case Protocol::LL:
-      return kLL;
+      return tree ? kTreeLL : kLL;
     case Protocol::LL128:
-      return kLL128;
+      return tree ? kTreeLL128 : kLL128;
     case Protocol::Simple:
-      return kSimple;
+      return tree ? kTreeSimple : kSimple;
     case Protocol::Auto:
       break;
   }
   throw ConfigError("protocol 'auto' has no constants of its own: it chooses among ll, ll128 and simple");
 }
 
-MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
+MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass cls, double route_latency_s,
                          double route_bandwidth_Bps) {
-  const ProtocolConstants& k = protocol_constants(protocol);
+  const ProtocolConstants& k = protocol_constants(protocol, family);
   MessageCost m{route_latency_s, route_bandwidth_Bps * k.wire_efficiency};
   if (cls != RouteClass::Local) {
     m.latency_s = std::max(route_latency_s, k.step_latency_s[static_cast<int>(cls) - 1]);

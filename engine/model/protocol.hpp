@@ -9,7 +9,9 @@
 //     bytes on the wire are payload; LL128 puts an 8-byte flag in every 128-byte line (120/128, of which
 //     NCCL's tuning model counts 0.92); Simple sends the payload alone and synchronises with fences, so 1.
 //   - step latency per route class (NVLink, PCIe, network) and launch cost: NCCL 2.30's tuning model
-//     (src/graph/tuning.cc: hwLatencies and baseLatencies of the ring algorithm).
+//     (src/graph/tuning.cc: hwLatencies and baseLatencies), which has a row per algorithm: NCCL's tree
+//     kernels poll and forward differently from its ring kernels, so a tree schedule is priced with the tree
+//     row and a tree's own bandwidth factors (AlgorithmFamily).
 // A message on a route of class k costs max(route latency, step latency of k): NCCL's step latencies are
 // measured end to end on typical NVLink, PCIe and InfiniBand hardware, wire included; a route that is slower
 // than that (more switch hops, a degraded link) keeps its own latency.
@@ -19,6 +21,7 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/ir/collective.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
@@ -27,6 +30,12 @@ enum class Protocol { Raw, LL, LL128, Simple, Auto };
 inline constexpr std::string_view kProtocolNames = "auto, ll, ll128, simple, raw";
 // The protocols `auto` chooses among, in NCCL's order.
 inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protocol::LL128, Protocol::Simple};
+
+// Which of NCCL's kernel families a schedule's messages run in: Tree for the double binary tree allreduce
+// (the only collective NCCL runs as a tree), Ring for everything else — NCCL's rings, and the algorithms it
+// lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are ring-like sends.
+enum class AlgorithmFamily { Ring, Tree };
+AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
 std::string_view to_string(Protocol protocol);
 std::optional<Protocol> parse_protocol(std::string_view text);  // nullopt when unknown
@@ -40,8 +49,9 @@ struct ProtocolConstants {
   double launch_s = 0;                   // once per collective
   double step_latency_s[3] = {0, 0, 0};  // per message, by RouteClass NvLink, Pcie, Network
 };
-// The constants of a concrete protocol (Raw: efficiency 1, no latencies). Auto has none: throws.
-const ProtocolConstants& protocol_constants(Protocol protocol);
+// The constants of a concrete protocol in a family (Raw: efficiency 1, no latencies). Auto has none: throws.
+const ProtocolConstants& protocol_constants(Protocol protocol,
+                                            AlgorithmFamily family = AlgorithmFamily::Ring);
 
 // One message's latency and payload bandwidth on a connection whose route has `route_latency_s` and
 // `route_bandwidth_Bps` (its share of the bottleneck), under a concrete protocol.
@@ -49,16 +59,17 @@ struct MessageCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;
 };
-MessageCost message_cost(Protocol protocol, RouteClass cls, double route_latency_s,
+MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass cls, double route_latency_s,
                          double route_bandwidth_Bps);
 
-// NCCL's ceilings on LL and LL128 throughput per GPU architecture (what the GPU's stores and flag polling
-// sustain, measured by NVIDIA; tuning.cc: llMaxBws, the bus bandwidth of a whole LL ring, and
-// perChMaxRingLL128Bws, per channel), by scale (one node, two, more). As a cap on one connection of a
-// schedule with `channels` network channels over `nodes` nodes: LL's ceiling split over the channels, LL128's
-// per channel; +inf for Simple and Raw and where the architecture is unknown.
-double protocol_bandwidth_cap_Bps(Protocol protocol, std::optional<topo::GpuArch> arch, int nodes,
-                                  int channels);
+// NCCL's ceilings on throughput per GPU architecture (what the GPU's stores and flag polling sustain,
+// measured by NVIDIA; tuning.cc: llMaxBws, the bus bandwidth of a whole LL ring or tree, and per channel
+// perChMaxRingLL128Bws for rings, perChMaxTreeBws (every protocol) and perChMaxTreeLL128Bws for trees), by
+// scale (one node, two, more). As a cap on one connection of a schedule with `channels` network channels over
+// `nodes` nodes: LL's ceiling split over the channels, the others per channel; +inf for ring Simple, Raw and
+// where the architecture is unknown.
+double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
+                                  std::optional<topo::GpuArch> arch, int nodes, int channels);
 
 // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
 // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
