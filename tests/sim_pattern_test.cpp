@@ -77,11 +77,12 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
 
 // Hierarchical's inter-node rings (one per local rank, all on the same channels) cross the oversubscribed
 // spine together: four times oversubscribed, each gets a quarter of its NIC there. The α-β model splits a
-// link among channels, not flows of one channel, and misses it; the solved pattern does not.
+// link among channels, not flows of one channel; only its floor (the busiest link's bytes over its
+// bandwidth, paid as if the whole collective could use it) sees part of it; the solved pattern sees it all.
 TEST(SimPatterns, SeeTheContentionTheEvenSplitMisses) {
   const topo::Topology t = topo::make_preset(kOversubscribed);
   const Times h = times(plan(t, "hierarchical", 256ULL << 20), t);
-  EXPECT_GT(h.fast_s, 2.0 * h.alpha_beta_s)
+  EXPECT_GT(h.fast_s, 1.2 * h.alpha_beta_s)
       << "by pattern " << h.fast_s << " s, α-β " << h.alpha_beta_s << " s";
   EXPECT_NEAR(h.fast_s, h.exact_s, 0.01 * h.exact_s);
 }

@@ -87,8 +87,9 @@ TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
 
 // Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on
 // one leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer:
-// the simulated time grows by (k-1)·S/B (two steps of S/2 each), and the α-β model, which has no contention,
-// sees none.
+// the simulated time grows by (k-1)·S/B (two steps of S/2 each). The α-β model's even split has no
+// contention between the flows of one channel; only its floor — the busiest link's bytes over its bandwidth
+// (ConnectionCosts::busiest_link_s) — sees the up-link carry more than it can, and less than the simulation.
 TEST(SimContention, OversubscribedLeafSpineCostsWhatTheRatioImplies) {
   const std::uint64_t bytes = 64ULL << 20;
   PlanOptions options;
@@ -102,7 +103,9 @@ TEST(SimContention, OversubscribedLeafSpineCostsWhatTheRatioImplies) {
     const double tk = sim::simulate(s, t).total_s;
     const double expected_extra = (oversub - 1) * bytes / nic_Bps;
     EXPECT_NEAR(tk - t1, expected_extra, 0.02 * expected_extra) << "oversub " << oversub;
-    EXPECT_NEAR(estimate_cost(s, t).total_s, estimate_cost(s, flat).total_s, 1e-12);
+    const double modelled = estimate_cost(s, t).total_s, modelled_flat = estimate_cost(s, flat).total_s;
+    EXPECT_GT(modelled, modelled_flat * (1 + 0.05 * (oversub - 1))) << "oversub " << oversub;
+    EXPECT_LT(modelled, tk) << "oversub " << oversub;
   }
 }
 

@@ -17,30 +17,44 @@
 namespace cclab {
 namespace {
 
-// Calls add(from_member, to_member, ir_channel) for every connection one pass's expansion would use, in the
-// pass's member indices, without expanding ring and tree passes (explicit passes: their sends).
+// Calls add(from_member, to_member, ir_channel, elements) for every connection one pass's expansion would
+// use, in the pass's member indices, with the elements the expansion sends on it (explicit passes: once per
+// send), without expanding ring and tree passes.
 template <typename Add>
 void for_each_pass_connection(const Pass& pass, Add&& add) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) {
     const int n = ring->members();
     if (n < 2) return;
-    for (int c = 0; c < ring->channels(); ++c)
-      for (int i = 0; i < n; ++i)
-        add(ring->rings[c][i], ring->rings[c][(i + 1) % n], c);
+    for (int c = 0; c < ring->channels(); ++c) {
+      auto slice = [&](int owner) {
+        return partition(partition(ring->count, n, owner), ring->channels(), c).count;
+      };
+      std::uint64_t total = 0;
+      for (int owner = 0; owner < n; ++owner)
+        total += slice(owner);
+      for (int i = 0; i < n; ++i) {
+        const int member = ring->rings[c][i], next = ring->rings[c][(i + 1) % n];
+        // Reduce-scatter sends every block but the member's own; the allgather every block but the next
+        // member's (the one it receives last).
+        add(member, next, c,
+            (ring->reduce_scatter ? total - slice(member) : 0) + (ring->allgather ? total - slice(next) : 0));
+      }
+    }
   } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
     for (int c = 0; c < tree->channels(); ++c) {
       const Tree& t = tree->trees[c];
+      const std::uint64_t slice = partition(tree->count, tree->channels(), c).count;
       for (std::size_t m = 0; m < t.parent.size(); ++m) {
         if (t.parent[m] < 0) continue;
-        add(static_cast<int>(m), t.parent[m], 2 * c);
-        add(t.parent[m], static_cast<int>(m), 2 * c + 1);
+        add(static_cast<int>(m), t.parent[m], 2 * c, slice);
+        add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
       }
     }
   } else {
     const Schedule& programs = std::get<ExplicitPass>(pass).programs;
     for (int a = 0; a < programs.world_size(); ++a)
       for (const Op& op : programs.ranks[a].ops)
-        if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel));
+        if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel), op.src.count);
   }
 }
 
@@ -50,7 +64,9 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       const auto& g = lane.ranks;
-      for_each_pass_connection(*lane.pass, [&](int a, int b, int channel) { add(g[a], g[b], channel); });
+      for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t elements) {
+        add(g[a], g[b], channel, elements);
+      });
     }
   }
 }
@@ -100,8 +116,9 @@ class LaneMemo {
 
   void remember(const Lane& lane, std::span<const double> ready, const std::vector<double>& end) {
     Walked w{{ready.begin(), ready.end()}, end, {}, {}};
-    for_each_pass_connection(*lane.pass,
-                             [&](int a, int b, int channel) { w.connections.emplace_back(a, b, channel); });
+    for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
+      w.connections.emplace_back(a, b, channel);
+    });
     std::sort(w.connections.begin(), w.connections.end());
     w.connections.erase(std::unique(w.connections.begin(), w.connections.end()), w.connections.end());
     if (costs_)
@@ -162,7 +179,7 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
 CostWork estimate_cost_work(const CompactSchedule& s) {
   CostWork work;
   std::unordered_set<std::uint64_t> pairs;  // routes are per rank pair, whatever the channel
-  for_each_connection(s, [&](int a, int b, int) {
+  for_each_connection(s, [&](int a, int b, int, std::uint64_t) {
     pairs.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
   });
   work.routes = pairs.size();
@@ -256,7 +273,7 @@ std::vector<RankConnection> phase_connections(const CompactSchedule& s, int phas
   std::vector<RankConnection> connections;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
-    for_each_pass_connection(*lane.pass, [&](int a, int b, int channel) {
+    for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
       connections.push_back({g[a], g[b], channel});
     });
   }
@@ -266,15 +283,20 @@ std::vector<RankConnection> phase_connections(const CompactSchedule& s, int phas
 }
 
 void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
-  for_each_connection(s, [&](int a, int b, int channel) { costs.add(a, b, channel); });
+  const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
+  for_each_connection(s, [&](int a, int b, int channel, std::uint64_t elements) {
+    costs.add(a, b, channel, elements * elem);
+  });
 }
 
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
   RunResult result;
   // The launch cost delays every rank's first op.
-  result.rank_end_s = time_schedule(s, &costs, params, costs.constants().launch_s);
+  const double launch_s = costs.constants().launch_s;
+  result.rank_end_s = time_schedule(s, &costs, params, launch_s);
   for (double t : result.rank_end_s)
     result.total_s = std::max(result.total_s, t);
+  result.total_s = std::max(result.total_s, launch_s + costs.busiest_link_s());
   return result;
 }
 

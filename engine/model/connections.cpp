@@ -15,8 +15,8 @@ ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_c
                                  AlgorithmFamily family)
     : topology_(topology), lanes_(std::max(1, lanes_per_channel)), family_(family) {}
 
-void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel) {
-  connections_.try_emplace(key(from_rank, to_rank, ir_channel));
+void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes) {
+  connections_[key(from_rank, to_rank, ir_channel)].bytes += bytes;
 }
 
 std::vector<topo::Route> ConnectionCosts::route_all(const std::vector<std::uint64_t>& pairs) const {
@@ -82,12 +82,22 @@ void ConnectionCosts::finish(Protocol protocol) {
   const std::size_t directed_links = 2 * topology_.num_links();
   std::vector<std::uint32_t> channels_on_link(directed_links, 0);
   std::vector<int> last_channel(directed_links, -1);
+  std::vector<std::uint64_t> bytes_on_link(directed_links, 0);
   for (const Pending& p : pending) {
     for (const topo::Hop& h : routes[p.route].hops) {
+      bytes_on_link[h.directed_id()] += p.entry->bytes;
       if (last_channel[h.directed_id()] == p.channel) continue;
       last_channel[h.directed_id()] = p.channel;
       ++channels_on_link[h.directed_id()];
     }
+  }
+  busiest_link_wire_s_ = 0;
+  for (std::size_t id = 0; id < topology_.num_links(); ++id) {
+    const double bandwidth = topology_.effective_bandwidth_Bps(id);
+    for (std::size_t d = 2 * id; d < 2 * id + 2; ++d)
+      if (bytes_on_link[d] > 0)
+        busiest_link_wire_s_ =
+            std::max(busiest_link_wire_s_, static_cast<double>(bytes_on_link[d]) / bandwidth);
   }
   // A neighbour job's streams split the links they cross like channels of our own (topology.hpp).
   for (const topo::Topology::BackgroundFlow& f : topology_.background())

@@ -47,8 +47,9 @@ class ConnectionCosts {
   ConnectionCosts(const topo::Topology& topology, int lanes_per_channel,
                   AlgorithmFamily family = AlgorithmFamily::Ring);
 
-  // Declares a connection; all of them before finish().
-  void add(int from_rank, int to_rank, int ir_channel);
+  // Declares a connection and adds `bytes` to what it carries over the whole schedule; all of them before
+  // finish().
+  void add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes = 0);
   // Routes every connection and splits each link among the network channels crossing it; messages then cost
   // what `protocol` (concrete, not Auto) makes of the route.
   void finish(Protocol protocol = Protocol::Raw);
@@ -69,6 +70,12 @@ class ConnectionCosts {
   // The protocol's ceiling on one connection's payload bandwidth (protocol_bandwidth_cap_Bps for the GPUs'
   // architecture, the nodes and the network channels of the declared connections); +inf where none.
   double bandwidth_cap_Bps() const;
+  // A floor under the schedule's time after its launch: every byte a link carries takes its time on the wire,
+  // so no schedule over these connections beats its busiest directed link's bytes / (bandwidth x the
+  // protocol's wire efficiency). The even split (finish()) can break it where one network channel's lanes
+  // share a link — a pipelined tree's up and down lanes leave a GPU through one NVSwitch port — and count
+  // once; this keeps such a schedule to what the links can carry.
+  double busiest_link_s() const { return busiest_link_wire_s_ / constants().wire_efficiency; }
   std::size_t size() const { return connections_.size(); }
 
  private:
@@ -78,6 +85,7 @@ class ConnectionCosts {
   }
   struct Entry {
     ConnectionCost cost;  // under protocol_
+    std::uint64_t bytes = 0;
     double route_latency_s = 0, route_bandwidth_Bps = 0;
     RouteClass cls = RouteClass::Local;
   };
@@ -89,7 +97,8 @@ class ConnectionCosts {
   AlgorithmFamily family_;
   Protocol protocol_ = Protocol::Raw;
   bool crosses_pcie_ = false;
-  int nodes_ = 0, channels_ = 0;  // spanned by the declared connections (after finish())
+  int nodes_ = 0, channels_ = 0;    // spanned by the declared connections (after finish())
+  double busiest_link_wire_s_ = 0;  // the busiest directed link's bytes / bandwidth (after finish())
   std::unordered_map<std::uint64_t, Entry> connections_;
 };
 

@@ -125,9 +125,10 @@ void require_walk(const Schedule& s, ProgressHooks& hooks) {
 
 void add_connections(const Schedule& s, ConnectionCosts& costs, const WalkFrame& frame) {
   auto global = [&](int r) { return frame.global_rank.empty() ? r : frame.global_rank[r]; };
+  const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
   for (int a = 0; a < s.spec.world_size; ++a)
     for (const Op& op : s.ranks[a].ops)
-      if (op.kind == OpKind::Send) costs.add(global(a), global(op.peer), op.channel);
+      if (op.kind == OpKind::Send) costs.add(global(a), global(op.peer), op.channel, op.src.count * elem);
 }
 
 RunResult walk_alpha_beta(const Schedule& s, const ConnectionCosts& costs, const CostParams& params,
@@ -175,6 +176,7 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);
     runs.push_back({p, walk_alpha_beta(schedule, costs, params, WalkFrame{{}, launch})});
+    runs.back().run.total_s = std::max(runs.back().run.total_s, launch.front() + costs.busiest_link_s());
   }
   return runs;
 }
