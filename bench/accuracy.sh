@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# How accurate is cclab: its predictions next to published measurements, one row per measurement, with the
+# error. The published figures are kept here with their sources; nothing in the model is fitted to them.
+#
+#   collective rows: busbw of large allreduces on H100 and A100 nodes, α-β model (`cclab plan`), against what
+#                    NCCL's maintainers state or users measured with nccl-tests;
+#   training rows:   ResNet-50 v1.5 data-parallel scaling on one DGX A100 and one DGX-1V (8 GPUs vs 1),
+#                    `cclab predict` with the measured one-GPU step as its compute time (batch / throughput,
+#                    backward twice forward), against NVIDIA DeepLearningExamples' published throughputs.
+#
+# Usage: bench/accuracy.sh [BUILD_DIR]
+set -euo pipefail
+build=${1:-build}
+cclab=$build/cclab
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+err() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }'; }
+
+printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
+# "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s [...] when running
+# with NCCL_ALGO=RING"; NVLS "on 8 GPUs [...] a peak busBw of ~480GB/s": NCCL maintainer S. Jeaugey,
+# github.com/NVIDIA/nccl-tests/issues/212 (2024).
+busbw() { "$cclab" plan --topology "$1" --algo "$2" --size 8GiB | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
+h100_ring=$(busbw dgx_h100:1 ring)
+printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 "$h100_ring" "$(err "$h100_ring" 370)"
+h100_auto=$(busbw dgx_h100:1 auto)
+printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: auto)" 480 "$h100_auto" \
+  "$(err "$h100_auto" 480)"
+# Users' nccl-tests reports: 8 x A100-SXM4-80GB on NVSwitch (HPE Apollo 6500), all_reduce_perf up to 1 GiB,
+# "a busbw of ~200 GB/s" (github.com/NVIDIA/nccl-tests/issues/149, NCCL 2.17/2.18); 3 servers of 8 x A100-SXM4-40GB
+# with 4 x HDR 200 Gb/s each, all_reduce_perf up to 128 MiB on 24 ranks, "peak performance reaches about 96GB/s"
+# (github.com/NVIDIA/nccl-tests/issues/119). NCCL runs rings at these sizes.
+busbw_at() { "$cclab" plan --topology "$1" --algo "$2" --size "$3" | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
+a100_ring=$(busbw_at dgx_a100:1 ring 1GiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 1 GiB, 8 x A100 (NVSwitch), ring" 200 "$a100_ring" "$(err "$a100_ring" 200)"
+a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 "$a100_3" "$(err "$a100_3" 96)"
+
+echo
+# NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"
+# (pytorch-21.03 container): img/s on 1 and 8 GPUs.
+printf "%-58s %12s %12s %8s\n" "training: ResNet-50 v1.5, 8 GPUs vs 1 (efficiency)" published cclab error
+row() {  # label preset batch one_gpu_img_s eight_gpu_img_s
+  local label=$1 preset=$2 batch=$3 one=$4 eight=$5
+  local step_ms
+  step_ms=$(awk -v b="$batch" -v t="$one" 'BEGIN { printf "%.4f", 1000 * b / t }')
+  cat >"$work/s.yaml" <<EOF
+name: accuracy
+topology: {preset: $preset, nodes: 1}
+workload: resnet50
+compute: {forward: $(awk -v s="$step_ms" 'BEGIN { printf "%.4f", s / 3 }')ms, backward: $(awk -v s="$step_ms" 'BEGIN { printf "%.4f", 2 * s / 3 }')ms, batch: $batch}
+communication: {algorithm: auto}
+EOF
+  local predicted published
+  predicted=$("$cclab" predict "$work/s.yaml" --format csv 2>/dev/null | awk -F, 'NR == 2 { printf "%.1f", 100 * $9 }')
+  published=$(awk -v o="$one" -v e="$eight" 'BEGIN { printf "%.1f", 100 * e / (8 * o) }')
+  printf "%-58s %11s%% %11s%% %8s\n" "$label" "$published" "$predicted" "$(err "$predicted" "$published")"
+}
+row "DGX A100 80GB, AMP (batch 256: 2470 -> 16621 img/s)" dgx_a100 256 2470 16621
+row "DGX A100 80GB, TF32 (batch 256: 938 -> 7248 img/s)" dgx_a100 256 938 7248
+row "DGX-1 V100 16GB, AMP (batch 256: 1200 -> 8322 img/s)" dgx1_v100 256 1200 8322
+row "DGX-1 V100 16GB, FP32 (batch 128: 367 -> 2855 img/s)" dgx1_v100 128 367 2855
