@@ -78,6 +78,13 @@ check timeline-degraded 0 "^faults: [1-9][0-9]* link\(s\) degraded: bandwidth x0
 import json; d = json.load(open('$dir/degraded.json'))
 pid = [e['pid'] for e in d if e['name'] == 'process_name' and e['args']['name'] == 'faults'][0]
 print('faults:', [e['name'] for e in d if e['pid'] == pid and e['ph'] == 'X'][0])"
+"$cclab" predict "$src/scenarios/neighbour_job.yaml" --set topology.nodes=4 --set topology.neighbour=16 \
+  --set communication.algorithm=ring --set backend=ab --timeline "$dir/neighbour.json" >/dev/null 2>&1
+check timeline-neighbour 0 "^neighbour job: [1-9][0-9]* flows, [1-9][0-9]* streams on the shared fabric; beside [1-9][0-9]* buckets$" -- python3 -c "
+import json; d = json.load(open('$dir/neighbour.json'))
+pid = [e['pid'] for e in d if e['name'] == 'process_name' and e['args']['name'] == 'neighbour job'][0]
+spans = [e for e in d if e['pid'] == pid and e['ph'] == 'X']
+print('neighbour job: %s; beside %d buckets' % (spans[0]['name'], len(spans) - 1))"
 "$cclab" predict "$src/scenarios/fault_lost_nodes.yaml" --set faults.lost_nodes.checkpoint_every=1000 \
   --set faults.lost_nodes.restart=30s --timeline "$dir/lost.json" >/dev/null 2>&1
 check timeline-lost-node 0 "^job: lost at [0-9.]+ s, restart 30 s, checkpoints 10 of 2 s, ends [0-9.]+ s$" -- python3 -c "

@@ -649,6 +649,31 @@ void write_step_timeline(const PointResult& result, const std::string& path) {
                        {{"links", describe(point.fail.links)}}});
     }
   }
+  // A neighbour job (topology background flows) shares the fabric for the whole step: a row for its traffic,
+  // and beside it the buckets that ran while it did, which is when it slows them (their spans on the ranks'
+  // rows are that much longer than alone: compare with a point without it).
+  const auto& background = point.topology->background();
+  if (!background.empty()) {
+    const int pid = next_pid++;
+    int streams = 0;
+    for (const topo::Topology::BackgroundFlow& f : background)
+      streams += f.streams;
+    rows.processes[pid] = "neighbour job";
+    rows.threads[{pid, 0}] = "its traffic";
+    rows.threads[{pid, 1}] = "our collectives beside it";
+    spans.push_back({pid,
+                     0,
+                     fmt::format("{} flows, {} streams on the shared fabric", background.size(), streams),
+                     "neighbour",
+                     0,
+                     p.step_s,
+                     {{"flows", std::to_string(background.size())}, {"streams", std::to_string(streams)}}});
+    for (std::size_t i = 0; i < p.buckets.size(); ++i) {
+      const Bucket& b = p.buckets[i];
+      spans.push_back(
+          {pid, 1, fmt::format("bucket {} shares links with it", i), "neighbour", b.start_s, b.end_s, {}});
+    }
+  }
   if (result.elastic) add_elastic_job(result, next_pid, spans, rows);
   std::ofstream out(path);
   if (!out) throw ConfigError(fmt::format("{}: cannot write the timeline", path));
