@@ -47,6 +47,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "seconds without progress before a rank gives up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option(
+      "-J,--output_file", args->json,
+      "also write the out-of-place rows in nccl-tests' JSON schema, with each point's min/p50/p99 run "
+      "time (one --algo)");
+  cmd->add_option("--csv", args->csv, "also write the rows as CSV, with min/p50/p99 run times (one --algo)");
   cmd->callback([args] {
 #if CCLAB_HAVE_SIMGRID
     args->simulate = sim::schedule_timer();

@@ -1,11 +1,11 @@
 // `cclab sim`: nccl-tests-style sweep of a collective over sizes, simulated in SimGrid, per algorithm.
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/ir/trace.hpp"
@@ -31,12 +31,6 @@ struct SimArgs {
   std::string json;  // -J: nccl-tests' JSON schema
   std::string csv;
 };
-
-void write_file(const std::string& path, const std::string& text, const char* what) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw ConfigError(fmt::format("{}: cannot write the {}", path, what));
-}
 
 std::uint64_t size_arg(const std::string& text, const char* flag) {
   try {
@@ -155,11 +149,11 @@ void run_sim(const SimArgs& args) {
                                            std::to_string(args.factor),
                                            "--protocol",
                                            args.collective.protocol};
-    write_file(args.json, format_nccl_tests_json(log, argv), "nccl-tests JSON");
+    write_output_file(args.json, format_nccl_tests_json(log, argv), "nccl-tests JSON");
     fmt::print("# nccl-tests JSON written to {} (cclab compare reads it)\n", args.json);
   }
   if (!args.csv.empty()) {
-    write_file(args.csv, format_nccl_tests_csv(log), "CSV");
+    write_output_file(args.csv, format_nccl_tests_csv(log), "CSV");
     fmt::print("# CSV written to {}\n", args.csv);
   }
   if (!args.timeline.empty()) fmt::print("# timeline of the last point written to {}\n", args.timeline);

@@ -42,4 +42,10 @@ std::string beside_executable(std::string_view name) {
   return (self.parent_path() / name).string();
 }
 
+void write_output_file(const std::string& path, std::string_view text, std::string_view what) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw ConfigError(fmt::format("{}: cannot write the {}", path, what));
+}
+
 }  // namespace cclab

@@ -15,6 +15,9 @@ inline constexpr std::uint64_t kMaxInputFileBytes = 256ULL << 20;
 std::string read_input_file(const std::string& path, std::string_view what,
                             std::uint64_t max_bytes = kMaxInputFileBytes);
 
+// Writes `text` to `path` (created or truncated). Throws ConfigError "PATH: cannot write the WHAT".
+void write_output_file(const std::string& path, std::string_view text, std::string_view what);
+
 // A file shipped beside the running executable (cclab's sibling programs and modules: build/ or an install's
 // bin/), found through /proc/self/exe so that neither PATH nor the working directory matters; just `name`
 // (left to PATH or the loader's search) where that link cannot be read.

@@ -17,6 +17,19 @@ check bench-bf16-rs 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 64K -f 8 -n 2 -d bfloat16 --collective reduce_scatter --algo ring,mpi | tr '\n' ' '"
 check bench-predict 0 "predicted.*error" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 --algo ring \
   --predict "pcie_server:1,gpus=2"
+# -J and --csv: nccl-tests' JSON schema (compare reads it back) and CSV, each point with its runs' min <= p50 <=
+# p99 (the slowest rank's time per run).
+check bench-json-csv 0 "JSON written.*CSV written" -- bash -c \
+  "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 64K -f 8 -n 5 --algo ring -J \"$dir/bench.json\" --csv \"$dir/bench.csv\" | tr '\n' ' '"
+check bench-json-percentiles 0 "^rows: 3 ordered: True$" -- python3 -c "
+import json; d = json.load(open('$dir/bench.json'))
+its = [r['out_of_place']['iterations'] for r in d['results']]
+print('rows:', len(its), 'ordered:', all(0 < i['min'] <= i['p50'] <= i['p99'] for i in its))"
+check bench-csv-columns 0 "^size,count,type,redop,time_us,algbw_GBps,busbw_GBps,time_min_us,time_p50_us,time_p99_us$" -- \
+  head -1 "$dir/bench.csv"
+check bench-json-compare 0 "median \|error\|" -- "$cclab" compare "$dir/bench.json" --topology "pcie_server:1,gpus=2"
+check bench-json-two-algos 1 "^cclab: error: -J and --csv write one algorithm's rows" -- "${run[@]}" -np 2 "$cclab" \
+  bench --algo ring,mpi -J "$dir/x.json"
 check calibrate 0 "intra-node: alpha .* beta .*wrote" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" calibrate --out \"$dir/t.yaml\" -e 1M -n 3 | tr '\n' ' '"
 check calibrated-topology 0 "2 GPUs" -- "$cclab" topology show "$dir/t.yaml"

@@ -66,8 +66,8 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
   log.ranks = 4;
   log.source = "dgx_h100:1";
   log.rows.push_back(NcclTestsRow{1024, 64, nccl_tests_type(DType::BF16), "none", 12.5, 0.08, 0.06, {}});
-  log.rows.push_back(
-      NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6, 38.0});
+  log.rows.push_back(NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6,
+                                  38.0, IterationTimes{39, 40, 47.5}});
   const NcclTestsLog back = parse_nccl_tests_json(format_nccl_tests_json(log, {"-b", "1K"}), "written");
   EXPECT_EQ(back.collective, Collective::AllGather);
   EXPECT_EQ(back.program, "all_gather_perf");
@@ -83,10 +83,18 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
   }
   EXPECT_DOUBLE_EQ(back.rows[0].in_place_time_us.value(), 12.5);  // none given: the out-of-place time
   EXPECT_DOUBLE_EQ(back.rows[1].in_place_time_us.value(), 38.0);
+  // cclab bench's run times travel with the row; a row without them (the simulator's) has none.
+  EXPECT_FALSE(back.rows[0].iterations.has_value());
+  ASSERT_TRUE(back.rows[1].iterations.has_value());
+  EXPECT_DOUBLE_EQ(back.rows[1].iterations->p99_us, 47.5);
+  EXPECT_EQ(format_nccl_tests_csv(log),
+            "size,count,type,redop,time_us,algbw_GBps,busbw_GBps,time_min_us,time_p50_us,time_p99_us\n"
+            "1024,64,bfloat16,none,12.500,0.080,0.060,,,\n"
+            "1048576,65536,bfloat16,none,40.250,26.100,19.600,39.000,40.000,47.500\n");
+  log.rows.pop_back();
   EXPECT_EQ(format_nccl_tests_csv(log),
             "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
-            "1024,64,bfloat16,none,12.500,0.080,0.060\n"
-            "1048576,65536,bfloat16,none,40.250,26.100,19.600\n");
+            "1024,64,bfloat16,none,12.500,0.080,0.060\n");
   for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
                        Collective::Broadcast, Collective::Reduce})
     EXPECT_EQ(collective_of_program(nccl_tests_program(c)), c);

@@ -201,6 +201,14 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
           fail(fmt::format("{}: a time or bandwidth that is not a number >= 0", at));
       if (r.contains("in_place") && r["in_place"].is_object() && r["in_place"].contains("time"))
         row.in_place_time_us = r["in_place"]["time"].get<double>();
+      if (out.contains("iterations") && out["iterations"].is_object()) {
+        const auto& it = out["iterations"];
+        row.iterations = IterationTimes{it.at("min").get<double>(), it.at("p50").get<double>(),
+                                        it.at("p99").get<double>()};
+        for (double v : {row.iterations->min_us, row.iterations->p50_us, row.iterations->p99_us})
+          if (!std::isfinite(v) || v < 0)
+            fail(fmt::format("{}: an iteration time that is not a number >= 0", at));
+      }
       log.rows.push_back(row);
     } catch (const nlohmann::json::exception& e) {
       fail(fmt::format("{}: {}", at, e.what()));
@@ -237,9 +245,13 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
   nlohmann::json results = nlohmann::json::array();
   double busbw_sum = 0;
   for (const NcclTestsRow& row : log.rows) {
-    const nlohmann::json out{
+    nlohmann::json out{
         {"time", row.time_us}, {"alg_bw", row.algbw_GBps}, {"bus_bw", row.busbw_GBps}, {"nwrong", 0}};
     nlohmann::json in = out;
+    if (row.iterations) {
+      out["iterations"] = {
+          {"min", row.iterations->min_us}, {"p50", row.iterations->p50_us}, {"p99", row.iterations->p99_us}};
+    }
     if (row.in_place_time_us) {
       const double scale = *row.in_place_time_us > 0 ? row.time_us / *row.in_place_time_us : 0;
       in = {{"time", *row.in_place_time_us},
@@ -263,10 +275,18 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
 }
 
 std::string format_nccl_tests_csv(const NcclTestsLog& log) {
-  std::string out = "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n";
+  const bool iterations = std::any_of(log.rows.begin(), log.rows.end(),
+                                      [](const NcclTestsRow& r) { return r.iterations.has_value(); });
+  std::string out = "size,count,type,redop,time_us,algbw_GBps,busbw_GBps";
+  out += iterations ? ",time_min_us,time_p50_us,time_p99_us\n" : "\n";
   for (const NcclTestsRow& row : log.rows) {
-    out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", row.bytes, row.count, row.type, row.redop,
+    out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}", row.bytes, row.count, row.type, row.redop,
                        row.time_us, row.algbw_GBps, row.busbw_GBps);
+    if (iterations) {
+      const IterationTimes t = row.iterations.value_or(IterationTimes{});
+      out += row.iterations ? fmt::format(",{:.3f},{:.3f},{:.3f}", t.min_us, t.p50_us, t.p99_us) : ",,,";
+    }
+    out += "\n";
   }
   return out;
 }

@@ -17,6 +17,12 @@
 
 namespace cclab {
 
+// The spread of one point's timed runs (each run's time is its slowest rank's), which nccl-tests does not
+// report: cclab bench measures every run, and its -J file carries them under out_of_place.iterations.
+struct IterationTimes {
+  double min_us = 0, p50_us = 0, p99_us = 0;
+};
+
 struct NcclTestsRow {
   std::uint64_t bytes = 0;  // "size": the buffer nccl-tests reports algbw for
   std::uint64_t count = 0;  // "count", elements
@@ -26,6 +32,7 @@ struct NcclTestsRow {
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   std::optional<double> in_place_time_us;
+  std::optional<IterationTimes> iterations;  // out of place; cclab bench only
 };
 
 struct NcclTestsLog {
@@ -47,7 +54,8 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
 // predictions go where measurements go. `args` is the command line to record; the program is
 // log.program. In-place figures are the out-of-place ones where the log has none.
 std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<std::string>& args);
-// The same rows as CSV: size,count,type,redop,time_us,algbw_GBps,busbw_GBps (a header line first).
+// The same rows as CSV: size,count,type,redop,time_us,algbw_GBps,busbw_GBps (a header line first), and
+// time_min_us,time_p50_us,time_p99_us where the rows have iteration times.
 std::string format_nccl_tests_csv(const NcclTestsLog& log);
 // AllReduce -> "all_reduce_perf": the nccl-tests program that measures the collective.
 std::string nccl_tests_program(Collective collective);

@@ -6,13 +6,16 @@
 // of engine/native bus bandwidth per size.
 //
 // Timing as nccl-tests: after -w warm-up runs, -n runs back to back between two barriers; the time per run is
-// averaged over the runs and then over the ranks. Correctness: a separate checked run first (-c 1), with
+// averaged over the runs and then over the ranks. Each run is also timed alone on every rank, and a run's
+// time is its slowest rank's: their min, median and 99th percentile go to the -J and --csv files (nccl-tests
+// has only the mean, which hides a slow outlier). Correctness: a separate checked run first (-c 1), with
 // inputs whose results are exact (real/check_data.hpp); any wrong element makes the exit status 1.
 #include "real/bench/harness.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -21,11 +24,13 @@
 #include <fmt/ranges.h>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
+#include "engine/whatif/nccl_tests_log.hpp"
 #include "real/check_data.hpp"
 #include "real/mpi/transport.hpp"
 #include "real/transports.hpp"
@@ -58,7 +63,18 @@ const char* nccl_type_name(DType t) {
 struct Measured {
   double time_us = 0;
   std::uint64_t wrong = 0;
+  IterationTimes iterations;
 };
+
+// Nearest-rank percentiles of the runs' times (sorted in place).
+IterationTimes percentiles(std::vector<double>& times_us) {
+  std::sort(times_us.begin(), times_us.end());
+  auto at = [&](double p) {
+    const auto rank = static_cast<std::size_t>(std::ceil(p / 100 * static_cast<double>(times_us.size())));
+    return times_us[std::clamp<std::size_t>(rank, 1, times_us.size()) - 1];
+  };
+  return {times_us.front(), at(50), at(99)};
+}
 
 // The native collectives measured beside the engine, per transport: on host buffers Open MPI's and torch
 // c10d's Gloo (where LibTorch is); on GPU buffers NCCL's.
@@ -148,6 +164,14 @@ class Bench {
     }
     std::map<std::string, std::map<std::uint64_t, Result>> results;
     std::uint64_t wrong_total = 0;
+    const bool logging = !args_.json.empty() || !args_.csv.empty();
+    if (logging && names_.size() != 1)
+      throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
+    NcclTestsLog log;
+    log.program = nccl_tests_program(collective_);
+    log.collective = collective_;
+    log.ranks = world_.size();
+    log.source = topology_spec_;
     for (const std::string& name : names_) {
       print0("#\n# algorithm: {}{}\n", name, describe_algorithm(name, args_.transport));
       table_header();
@@ -199,6 +223,11 @@ class Bench {
         print0("\n");
         busbw_sum += r.busbw_out;
         wrong += out.wrong + in.wrong;
+        log.rows.push_back(
+            NcclTestsRow{bytes, spec.count, nccl_type_name(dtype_),
+                         rooted() || collective_ != Collective::AllGather ? std::string(to_string(op_))
+                                                                          : std::string("none"),
+                         out.time_us, algbw(out.time_us), r.busbw_out, in.time_us, out.iterations});
         results[name][bytes] = r;
       }
       print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
@@ -206,6 +235,30 @@ class Bench {
       wrong_total += wrong;
     }
     summary(sizes, results);
+    if (world_.rank() == 0 && !args_.json.empty()) {
+      // What produced the file, in nccl-tests' "args" (after the program name).
+      const std::vector<std::string> argv = {"cclab-bench",
+                                             "--collective",
+                                             args_.collective,
+                                             "--algo",
+                                             names_.front(),
+                                             "-b",
+                                             args_.min_bytes,
+                                             "-e",
+                                             args_.max_bytes,
+                                             "-f",
+                                             std::to_string(args_.factor),
+                                             "-n",
+                                             std::to_string(args_.iters),
+                                             "--transport",
+                                             args_.transport};
+      write_output_file(args_.json, format_nccl_tests_json(log, argv), "nccl-tests JSON");
+      print0("# nccl-tests JSON written to {} (cclab compare reads it)\n", args_.json);
+    }
+    if (world_.rank() == 0 && !args_.csv.empty()) {
+      write_output_file(args_.csv, format_nccl_tests_csv(log), "CSV");
+      print0("# CSV written to {}\n", args_.csv);
+    }
     return wrong_total == 0 ? 0 : 1;
   }
 
@@ -305,13 +358,19 @@ class Bench {
     for (int i = 0; i < args_.warmup; ++i)
       once();
     MPI_Barrier(MPI_COMM_WORLD);
+    std::vector<double> run_us(static_cast<std::size_t>(args_.iters));
     const double start = MPI_Wtime();
-    for (int i = 0; i < args_.iters; ++i)
+    for (double& us : run_us) {
+      const double t0 = MPI_Wtime();
       once();
+      us = (MPI_Wtime() - t0) * 1e6;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double seconds = (MPI_Wtime() - start) / std::max(1, args_.iters);
     MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     m.time_us = seconds / world_.size() * 1e6;
+    MPI_Allreduce(MPI_IN_PLACE, run_us.data(), args_.iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    m.iterations = percentiles(run_us);
     return m;
   }
 

@@ -29,6 +29,8 @@ struct BenchOptions {
   int channels = 0;
   double timeout_s = 60;
   std::string transport = "mpi";  // mpi: host buffers; nccl: one GPU per rank
+  std::string json;               // -J: the out-of-place rows in nccl-tests' JSON schema (one algorithm)
+  std::string csv;                // the same rows as CSV
   ScheduleTimer simulate;         // predicts for --predict (SimGrid, from cli/); empty: the α-β model
 };
 
