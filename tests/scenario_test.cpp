@@ -113,6 +113,11 @@ communication: {algorithm: ring}
                               "compute: {gpu: a100, flops_per_byte: 0}\n",
                               "x.yaml", ""),
                ConfigError);
+  // Hierarchical's inter-node algorithm, swept like any field; anything but ring or tree is refused.
+  const Scenario inter = parse_scenario(std::string(kBase) + "  inter: [ring, tree]\n", "s.yaml", "");
+  EXPECT_EQ(inter.points.front().plan.inter, "ring");
+  EXPECT_EQ(inter.points.back().plan.inter, "tree");
+  EXPECT_THROW(parse_scenario(std::string(kBase) + "  inter: butterfly\n", "s.yaml", ""), ConfigError);
 }
 
 TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
@@ -148,7 +153,7 @@ TEST(Scenario, ProtocolAndReductionRateAreSettable) {
 TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(std::string(kBase) + "  colour: red\n"),
             "s.yaml:10: communication.colour: unknown field (valid: algorithm, fusion, bucket, first_bucket, "
-            "cycle, fp16, sync, chunk, channels, protocol, reduce_rate)");
+            "cycle, fp16, sync, chunk, channels, protocol, reduce_rate, inter)");
   EXPECT_NE(
       error_of(std::string(kBase) + "  protocol: fast\n")
           .find(

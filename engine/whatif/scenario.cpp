@@ -218,10 +218,11 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
     if (c["forward"] || c["backward"] || c["batch"])
       r.fail(c, "compute", "give either gpu (the defaults table) or forward/backward/batch, not both");
     if (!default_compute(w.text, gpu->text, p.compute)) {
-      r.fail(gpu->node, gpu->field,
-             fmt::format("no default compute profile for {} on '{}' (defaults exist for resnet50 on a100 "
-                         "and h100, resnet101 and bert_large on a100); give forward/backward/batch instead",
-                         w.text, gpu->text));
+      r.fail(
+          gpu->node, gpu->field,
+          fmt::format("no default compute profile for {} on '{}' (defaults exist for resnet50 on v100, a100 "
+                      "and h100, resnet101 and bert_large on a100); give forward/backward/batch instead",
+                      w.text, gpu->text));
     }
     p.compute_source = "defaults for " + gpu->text;
   } else {
@@ -248,7 +249,7 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   if (!c) return;  // all defaults
   r.expect_map(c, "communication",
                {"algorithm", "fusion", "bucket", "first_bucket", "cycle", "fp16", "sync", "chunk", "channels",
-                "protocol", "reduce_rate"});
+                "protocol", "reduce_rate", "inter"});
   const auto algorithm = r.leaf(c, "algorithm", "communication");
   if (algorithm) p.algorithm = algorithm->text;
   if (auto f = r.leaf(c, "fusion", "communication")) {
@@ -286,6 +287,8 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
   }
   if (auto k = r.leaf(c, "chunk", "communication")) p.plan.chunk_bytes = r.with_units(*k, parse_size_bytes);
   if (auto n = r.leaf(c, "channels", "communication")) p.plan.channels = static_cast<int>(r.integer(*n, 0));
+  // Hierarchical's inter-node allreduce (auto also plans hierarchical with it).
+  if (auto i = r.leaf(c, "inter", "communication")) p.plan.inter = r.one_of(*i, {"ring", "tree"});
 }
 
 // Exactly one of kind / link / fraction (+ seed) under `node`.

@@ -17,10 +17,13 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   };
   // Approximate published figures, to be replaced by measurements:
   // ResNet-50 v1.5 training, NVIDIA DeepLearningExamples (PyTorch, AMP): about 2,500 img/s per A100 80GB and
-  // about 5,000 img/s per H100; BERT-large pretraining phase 1 (seq 128) about 800 seq/s per A100.
-  // SMs: 108 on A100 (NVIDIA A100 Tensor Core GPU Architecture whitepaper), 132 on H100 SXM5 (NVIDIA H100
-  // Tensor Core GPU Architecture whitepaper).
-  static const Entry table[] = {{"resnet50", "a100", 2500, 256},
+  // about 5,000 img/s per H100; BERT-large pretraining phase 1 (seq 128) about 800 seq/s per A100. V100:
+  // 1,200 img/s per V100 16GB at batch 256 (DeepLearningExamples, PyTorch/Classification/ConvNets/
+  // resnet50v1.5/README.md, "Training performance: NVIDIA DGX-1 16GB", pytorch-21.03 container).
+  // SMs: 80 on V100 (NVIDIA Tesla V100 GPU Architecture whitepaper), 108 on A100 (NVIDIA A100 Tensor Core GPU
+  // Architecture whitepaper), 132 on H100 SXM5 (NVIDIA H100 Tensor Core GPU Architecture whitepaper).
+  static const Entry table[] = {{"resnet50", "v100", 1200, 256},
+                                {"resnet50", "a100", 2500, 256},
                                 {"resnet50", "h100", 5000, 256},
                                 {"resnet101", "a100", 1400, 256},
                                 {"bert_large", "a100", 800, 64}};
@@ -28,7 +31,8 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
     if (workload == e.workload && gpu == e.gpu) {
       const double step = e.batch / e.samples_per_s;
       out = ComputeProfile{step / 3, 2 * step / 3, 0.0, e.batch};  // backward about twice forward
-      out.sms = std::string_view(e.gpu) == "a100" ? 108 : 132;
+      const std::string_view g = e.gpu;
+      out.sms = g == "v100" ? 80 : g == "a100" ? 108 : 132;
       return true;
     }
   }
