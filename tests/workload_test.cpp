@@ -120,6 +120,16 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
+// What loading a workload file says when it refuses it.
+std::string message(const std::string& path) {
+  try {
+    load_workload_file(path);
+  } catch (const ConfigError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(Workload, FilesInEveryFormatGiveTheSameList) {
   const std::string csv =
       write_temp("grads.csv", "name,elements\n# embedding first\nembed,1000\nfc.w,4096\n");
@@ -152,14 +162,6 @@ TEST(Workload, FilesMayGiveBackwardCosts) {
     EXPECT_DOUBLE_EQ(w.tensors[1].backward.flops, 8.2e6) << path;
     EXPECT_DOUBLE_EQ(w.tensors[0].backward.bytes, 4e3) << path;
   }
-  auto message = [](const std::string& path) {
-    try {
-      load_workload_file(path);
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_NE(message(write_temp("mixed.csv", "a,10,1,1\nb,20\n")).find("give them for every tensor or none"),
             std::string::npos);
   EXPECT_NE(message(write_temp("neg.csv", "a,10,-1,1\n")).find("backward_flops: must be a number >= 0"),
@@ -171,14 +173,6 @@ TEST(Workload, FilesMayGiveBackwardCosts) {
 }
 
 TEST(Workload, FileErrorsNameFileLineAndField) {
-  auto message = [](const std::string& path) {
-    try {
-      load_workload_file(path);
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message(write_temp("bad1.csv", "a,10\nb,ten\n")),
             ::testing::TempDir() + "bad1.csv:2: elements: must be a positive integer (got 'ten')");
   EXPECT_NE(message(write_temp("bad2.yaml", "tensors:\n  - {name: a, elements: 1}\n  - {name: b, size: 2}\n"))

@@ -210,41 +210,7 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
 std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   std::vector<std::uint64_t> bytes(static_cast<std::size_t>(s.world_size()), 0);
   const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
-  for (const Phase& phase : s.phases()) {
-    for (const Lane& lane : phase.lanes) {
-      const auto& g = lane.ranks;
-      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        const int n = ring->members(), channels = ring->channels();
-        if (n < 2) continue;
-        for (int c = 0; c < channels; ++c) {
-          auto slice = [&](int owner) {
-            return partition(partition(ring->count, n, owner), channels, c).count;
-          };
-          std::uint64_t total = 0;
-          for (int owner = 0; owner < n; ++owner)
-            total += slice(owner);
-          for (int i = 0; i < n; ++i) {
-            const int member = ring->rings[c][i];
-            // Reduce-scatter sends every block but the member's own; the allgather every block but the
-            // next member's (the one it receives last).
-            if (ring->reduce_scatter) bytes[g[member]] += (total - slice(member)) * elem;
-            if (ring->allgather) bytes[g[member]] += (total - slice(ring->rings[c][(i + 1) % n])) * elem;
-          }
-        }
-      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-        for (int c = 0; c < tree->channels(); ++c) {
-          const std::uint64_t slice = partition(tree->count, tree->channels(), c).count * elem;
-          const Tree& t = tree->trees[c];
-          for (std::size_t m = 0; m < t.parent.size(); ++m)
-            bytes[g[m]] += slice * ((t.parent[m] >= 0 ? 1 : 0) + t.children[m].size());
-        }
-      } else {
-        const auto sent = bytes_sent_per_rank(std::get<ExplicitPass>(*lane.pass).programs);
-        for (std::size_t m = 0; m < sent.size(); ++m)
-          bytes[g[m]] += sent[m];
-      }
-    }
-  }
+  for_each_connection(s, [&](int a, int, int, std::uint64_t elements) { bytes[a] += elements * elem; });
   return bytes;
 }
 
