@@ -26,12 +26,19 @@ struct TrainArgs {
   std::string first_bucket = "256KiB";
 };
 
-// The same schedule's time on the calibrated topology: SimGrid when built with it, else the α-β model; the
-// reduction throughput is what this machine measured (its CPU reduces, not a GPU).
-double predict_seconds(const CompactSchedule& schedule, const topo::Topology& topology, double reduce_Bps) {
+// The same schedule's time on the calibrated topology; the reduction throughput is what this machine
+// measured. Ranks on CPUs (the MPI transport) are one core each, which copies what it receives and reduces it
+// one after the other: the α-β model's one-core-per-rank walk. On GPUs (NCCL), SimGrid when built with it,
+// else the α-β model.
+double predict_seconds(const CompactSchedule& schedule, const topo::Topology& topology, double reduce_Bps,
+                       bool on_cpus) {
   CostParams cost;
   cost.reduce_Bps = reduce_Bps;
   cost.copy_Bps = 2 * reduce_Bps;
+  if (on_cpus) {
+    cost.one_core_per_rank = true;
+    return estimate_compact_cost(schedule, topology, cost).total_s;
+  }
 #if CCLAB_HAVE_SIMGRID
   sim::SimParams params;
   params.compute = cost;
@@ -94,7 +101,12 @@ void add_train_command(CLI::App& app) {
     args->options.first_bucket_bytes = parse_size_bytes(args->first_bucket);
     run_under_mpi([&](real::MpiWorld& world) {
       const std::unique_ptr<Transport> transport = real::make_transport(args->options.transport, world);
-      return real::run_training(args->options, world, *transport, predict_seconds);
+      const bool on_cpus = args->options.transport != "nccl";
+      return real::run_training(
+          args->options, world, *transport,
+          [on_cpus](const CompactSchedule& s, const topo::Topology& t, double reduce_Bps) {
+            return predict_seconds(s, t, reduce_Bps, on_cpus);
+          });
     });
   });
 }

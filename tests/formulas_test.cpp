@@ -192,6 +192,34 @@ topo::Topology star(int p, double link_latency_s, double bandwidth_Bps) {
   return t;
 }
 
+// CPU ranks, one core each: a rank copies what it receives and reduces it one after the other. Unchunked, a
+// 2-rank ring has nothing to overlap and both walks agree to the last bit; chunked, the GPU walk overlaps the
+// next chunk's transfer with this chunk's reduction, the one-core walk cannot: it takes at least the sum of
+// what one rank's core does (its K receives of each half, each α + c/B, and its K reductions of c/R).
+TEST(Cost, OneCorePerRankSerializesCopiesAndReductions) {
+  const double alpha = 2e-6, bandwidth = 10e9, reduce = 20e9;
+  const topo::Topology t = star(2, alpha / 2, bandwidth);
+  CostParams gpu;
+  gpu.reduce_Bps = reduce;
+  CostParams cpu = gpu;
+  cpu.one_core_per_rank = true;
+  const std::uint64_t count = 1 << 20;  // 4 MiB, 2 MiB per rank's block
+  const CompactSchedule whole =
+      ring_allreduce(spec(Collective::AllReduce, 2, count), identity_rings(2, 1), 0);
+  EXPECT_DOUBLE_EQ(estimate_compact_cost(whole, t, cpu).total_s,
+                   estimate_compact_cost(whole, t, gpu).total_s);
+  const int chunks = 8;
+  const CompactSchedule chunked =
+      ring_allreduce(spec(Collective::AllReduce, 2, count), identity_rings(2, 1), count / 2 / chunks);
+  const double c = count * 4.0 / 2 / chunks;  // bytes per chunk
+  const double serial = 2 * chunks * (alpha + c / bandwidth) + chunks * c / reduce;
+  const double on_gpu = estimate_compact_cost(chunked, t, gpu).total_s;
+  const double on_cpu = estimate_compact_cost(chunked, t, cpu).total_s;
+  EXPECT_LT(on_gpu, serial);
+  EXPECT_GE(on_cpu, serial * (1 - 1e-12));
+  EXPECT_LT(on_cpu, serial * 1.05);  // and not much more: the two ranks mirror each other
+}
+
 TEST(Cost, RingAllreduceMatchesClosedForm) {
   const double alpha = 5e-6, bandwidth = 12.5e9;
   CostParams free_reduction;

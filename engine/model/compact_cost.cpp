@@ -217,6 +217,8 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
 std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule& s,
                                                            const topo::Topology& topology,
                                                            const CostParams& params) {
+  // The recurrences time GPUs; ranks that are one CPU core each are timed by the explicit walk.
+  if (params.one_core_per_rank) return estimate_cost_by_protocol(to_explicit(s), topology, params);
   if (static_cast<int>(topology.gpus().size()) < s.world_size()) {
     throw ConfigError(fmt::format("topology '{}' has {} GPUs, the schedule needs {}", topology.name(),
                                   topology.gpus().size(), s.world_size()));

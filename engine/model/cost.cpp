@@ -76,7 +76,8 @@ class AlphaBetaTimeline final : public Timeline {
     const Op& op = s_.ranks[rank].ops[id];
     OpTiming& t = result_.op_times[rank][id];
     const double rate = op.kind == OpKind::Copy ? params_.copy_Bps : params_.reduce_Bps;
-    t.end_s = t.start_s + (rate > 0 ? op.count() * elem_bytes_ / rate : 0.0);
+    t.end_s = core_free(rank, t.start_s) + (rate > 0 ? op.count() * elem_bytes_ / rate : 0.0);
+    if (params_.one_core_per_rank) core_free_[rank] = t.end_s;
   }
 
   void on_transfer(int a, OpId send_id, int b, OpId recv_id) override {
@@ -87,19 +88,30 @@ class AlphaBetaTimeline final : public Timeline {
     OpTiming& ts = result_.op_times[a][send_id];
     OpTiming& tr = result_.op_times[b][recv_id];
     const double bytes = send.src.count * elem_bytes_;
-    // The receive completes when the data has arrived and the receiver has reached the op.
-    const double arrival = deliver(conn, costs_.pipelined(), ts.start_s, tr.start_s, bytes, free_s);
+    // The receive completes when the data has arrived and the receiver has reached the op; with one core per
+    // rank the copy also waits for the receiver's core.
+    const bool pipelined = costs_.pipelined() && !params_.one_core_per_rank;
+    const double arrival = deliver(conn, pipelined, ts.start_s, core_free(b, tr.start_s), bytes, free_s);
     ts.end_s = arrival;
     double end = std::max(arrival, tr.start_s);
     if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;
     tr.end_s = end;
+    if (params_.one_core_per_rank) core_free_[b] = end;
   }
 
  private:
+  // When rank's core can take up work that is ready at `ready_s` (one_core_per_rank; else ready_s).
+  double core_free(int rank, double ready_s) {
+    if (!params_.one_core_per_rank) return ready_s;
+    if (core_free_.empty()) core_free_.assign(static_cast<std::size_t>(s_.spec.world_size), 0.0);
+    return std::max(ready_s, core_free_[rank]);
+  }
+
   const ConnectionCosts& costs_;
   CostParams params_;
   double elem_bytes_;
   std::unordered_map<std::uint64_t, double> free_s_;
+  std::vector<double> core_free_;  // one_core_per_rank: when each rank's core is free again
 };
 
 class StepTimeline final : public Timeline {

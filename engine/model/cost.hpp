@@ -34,6 +34,12 @@ struct CostParams {
   // Simple add NCCL's step latencies, wire efficiency and launch cost; Auto costs each NCCL protocol that
   // applies and keeps the cheapest, as NCCL's tuner does per collective.
   Protocol protocol = Protocol::Raw;
+  // Ranks that are CPU processes, one core each (cclab's MPI transport on hosts): the transport copies a
+  // message into the receiver's buffer on the receiving core, inside its MPI calls, so a rank's receives and
+  // its reductions and copies run one after the other, in its walk order, not side by side as a GPU's copy
+  // engines and SMs do. Timed by the explicit walk (compact schedules are expanded for it; CPU worlds are
+  // small); a message then waits for the receiver as under Raw.
+  bool one_core_per_rank = false;
 };
 
 // One α-β run of a schedule under one concrete protocol.
