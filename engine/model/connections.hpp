@@ -76,6 +76,8 @@ class ConnectionCosts {
   // share a link — a pipelined tree's up and down lanes leave a GPU through one NVSwitch port — and count
   // once; this keeps such a schedule to what the links can carry.
   double busiest_link_s() const { return busiest_link_wire_s_ / constants().wire_efficiency; }
+  // The earliest any schedule over these connections can end: its launch, then its busiest link's time.
+  double link_floor_s() const { return constants().launch_s + busiest_link_s(); }
   std::size_t size() const { return connections_.size(); }
 
  private:

@@ -70,7 +70,8 @@ class AlphaBetaTimeline final : public Timeline {
       : Timeline(s, frame),
         costs_(costs),
         params_(params),
-        elem_bytes_(static_cast<double>(dtype_size_bytes(s.spec.dtype))) {}
+        elem_bytes_(static_cast<double>(dtype_size_bytes(s.spec.dtype))),
+        core_free_(params.one_core_per_rank ? static_cast<std::size_t>(s.spec.world_size) : 0, 0.0) {}
 
   void on_local(int rank, OpId id) override {
     const Op& op = s_.ranks[rank].ops[id];
@@ -101,10 +102,8 @@ class AlphaBetaTimeline final : public Timeline {
 
  private:
   // When rank's core can take up work that is ready at `ready_s` (one_core_per_rank; else ready_s).
-  double core_free(int rank, double ready_s) {
-    if (!params_.one_core_per_rank) return ready_s;
-    if (core_free_.empty()) core_free_.assign(static_cast<std::size_t>(s_.spec.world_size), 0.0);
-    return std::max(ready_s, core_free_[rank]);
+  double core_free(int rank, double ready_s) const {
+    return params_.one_core_per_rank ? std::max(ready_s, core_free_[rank]) : ready_s;
   }
 
   const ConnectionCosts& costs_;
@@ -188,7 +187,7 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);
     runs.push_back({p, walk_alpha_beta(schedule, costs, params, WalkFrame{{}, launch})});
-    runs.back().run.total_s = std::max(runs.back().run.total_s, launch.front() + costs.busiest_link_s());
+    runs.back().run.total_s = std::max(runs.back().run.total_s, costs.link_floor_s());
   }
   return runs;
 }

@@ -145,9 +145,9 @@ std::string swept_value(const ScenarioPoint& p, const std::string& field) {
   return "";
 }
 
-// The compute slowdown while a collective runs, where the scenario did not set it: the collective's channels
-// (thread blocks, one SM each) over the GPU's SMs.
-// The machine balance, where the scenario did not set it: the topology's GPU's.
+// What the scenario left to the topology: the machine balance (the topology's GPU's), and the compute
+// slowdown while a collective runs (the collective's channels — thread blocks, one SM each — over the GPU's
+// SMs).
 ComputeProfile resolved_compute(const ScenarioPoint& p) {
   ComputeProfile c = p.compute;
   if (c.flops_per_byte <= 0 && p.topology->gpu_arch())

@@ -223,11 +223,10 @@ class Bench {
         print0("\n");
         busbw_sum += r.busbw_out;
         wrong += out.wrong + in.wrong;
-        log.rows.push_back(
-            NcclTestsRow{bytes, spec.count, nccl_type_name(dtype_),
-                         rooted() || collective_ != Collective::AllGather ? std::string(to_string(op_))
-                                                                          : std::string("none"),
-                         out.time_us, algbw(out.time_us), r.busbw_out, in.time_us, out.iterations});
+        // The row as the table above prints it (its redop too, as cclab sim writes it).
+        log.rows.push_back(NcclTestsRow{bytes, spec.count, nccl_type_name(dtype_),
+                                        std::string(to_string(op_)), out.time_us, algbw(out.time_us),
+                                        r.busbw_out, in.time_us, out.iterations});
         results[name][bytes] = r;
       }
       print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
