@@ -10,6 +10,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "common/error.hpp"
+
 namespace cclab::sim {
 namespace sg4 = simgrid::s4u;
 
@@ -19,6 +21,24 @@ std::string host_name(const topo::Topology& topology, int rank) {
 
 std::string background_host(const topo::Topology& topology, topo::VertexId vertex) {
   return topology.vertex(vertex).name;
+}
+
+namespace {
+
+// The NVSwitch port of a rank's GPU and the switch at its other end.
+std::pair<std::size_t, topo::VertexId> switch_port_of(const topo::Topology& t, int rank) {
+  const topo::VertexId gpu = t.gpus().at(rank);
+  const std::optional<std::size_t> port = topo::nvswitch_port(t, gpu);
+  if (!port)
+    throw ConfigError(fmt::format("GPU {} has no NVSwitch port for its switch ops", t.vertex(gpu).name));
+  const topo::Link& link = t.link(*port);
+  return {*port, link.a == gpu ? link.b : link.a};
+}
+
+}  // namespace
+
+std::string switch_host(const topo::Topology& topology, int rank) {
+  return topology.vertex(switch_port_of(topology, rank).second).name;
 }
 
 namespace {
@@ -47,7 +67,8 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 }  // namespace
 
 void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<ProtocolLink(int, int)>& protocol_link, bool delay_host) {
+                    const std::function<ProtocolLink(int, int)>& protocol_link, bool delay_host,
+                    const std::vector<int>& switch_ranks) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
@@ -73,6 +94,19 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
     for (topo::VertexId v : {flow.from, flow.to})
       if (!background_hosts.count(v))
         background_hosts[v] = zone->create_host(background_host(t, v), 1.0)->seal();
+  }
+  // Switches that reduce: a host each (a background flow may end there too), routed to each member over its
+  // port.
+  for (const int r : switch_ranks) {
+    const auto [port, sw] = switch_port_of(t, r);
+    if (!background_hosts.count(sw)) background_hosts[sw] = zone->create_host(t.vertex(sw).name, 1.0)->seal();
+    const bool forward =
+        t.link(port).a == t.gpus().at(r);  // the GPU is the link's `a`: up is towards the switch
+    using Dir = sg4::LinkInRoute::Direction;
+    zone->add_route(hosts[r]->get_netpoint(), background_hosts[sw]->get_netpoint(), nullptr, nullptr,
+                    {sg4::LinkInRoute(link_of(port), forward ? Dir::UP : Dir::DOWN)}, false);
+    zone->add_route(background_hosts[sw]->get_netpoint(), hosts[r]->get_netpoint(), nullptr, nullptr,
+                    {sg4::LinkInRoute(link_of(port), forward ? Dir::DOWN : Dir::UP)}, false);
   }
   std::set<std::pair<topo::VertexId, topo::VertexId>> background_routes;
   for (const auto& flow : t.background()) {

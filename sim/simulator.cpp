@@ -98,6 +98,19 @@ class Driver {
     Matching matching;
     if (auto e = check_structure(s, matching)) throw PlanError(*e);
     partner_ = std::move(matching.partner);
+    instances_ = std::move(matching.instances);
+    instance_started_.assign(instances_.size(), 0);
+    instance_flows_.assign(instances_.size(), 0);
+    switch_latency_s_.assign(instances_.size(), 0.0);
+    if (!instances_.empty()) {
+      const std::optional<topo::GpuArch> arch = topology.gpu_arch();
+      switch_factor_ = arch && nvls_efficiency(*arch) > 0 ? 1.0 / nvls_efficiency(*arch) : 1.0;
+      switch_hosts_.assign(world, nullptr);
+      for (const std::vector<OpRef>& instance : instances_)
+        for (const OpRef& m : instance)
+          if (!switch_hosts_[m.rank])
+            switch_hosts_[m.rank] = sg4::Host::by_name(switch_host(topology, m.rank));
+    }
     if (pipelined_) {
       CCLAB_ENFORCE(costs.has_value(), "a pipelined protocol needs the connections' costs");
       costs_.emplace(std::move(*costs));
@@ -139,6 +152,20 @@ class Driver {
         break;
       case Task::Reduction:
         finish(task.rank, task.op);
+        break;
+      case Task::Switch:
+        // The data has reached the switch and left it once all the instance's flows have arrived; it lands
+        // one port latency later (up and down are two hops in a row, the flows ran side by side).
+        if (--instance_flows_[task.op] == 0) {
+          launch(sg4::Exec::init()
+                     ->set_flops_amount(switch_latency_s_[task.op] * kDelayHostSpeed)
+                     ->set_host(delay_host_),
+                 Task{Task::SwitchLanded, -1, task.op});
+        }
+        break;
+      case Task::SwitchLanded:
+        for (const OpRef& m : instances_[task.op])
+          finish(m.rank, m.op);
         break;
       case Task::Wake: {
         Connection& conn = connection_of(task);
@@ -182,9 +209,9 @@ class Driver {
 
  private:
   struct Task {
-    enum Kind { Local, Transfer, Reduction, Wake } kind;
+    enum Kind { Local, Transfer, Reduction, Wake, Switch, SwitchLanded } kind;
     int rank;
-    OpId op;
+    OpId op;        // Switch: the instance
     int peer = -1;  // Transfer: the receiving rank and op
     OpId peer_op = kNoOp;
   };
@@ -238,6 +265,11 @@ class Driver {
     ranks_[r].start_ready([&](OpId i) {
       result_.op_times[r][i].start_s = now();
       const Op& op = s_.ranks[r].ops[i];
+      if (is_switch(op.kind)) {
+        const OpId instance = partner_[r][i].op;
+        if (++instance_started_[instance] == instances_[instance].size()) launch_switch(instance);
+        return;
+      }
       if (!is_comm(op.kind)) {
         const double flops = op.count() * elem_ * (op.kind == OpKind::Copy ? copy_factor_ : 1.0);
         if (flops <= 0 || reduce_free_) {
@@ -299,6 +331,32 @@ class Driver {
     }
   }
 
+  // A switch instance whose members have all started: each member's bytes up to the switch and down from it
+  // as two flows over its port (a SwitchReduce sends the member's copy of every member's chunk up and takes
+  // its own result down; a SwitchStore the reverse), at the switch's efficiency.
+  void launch_switch(OpId instance) {
+    const std::vector<OpRef>& members = instances_[instance];
+    const bool reduce = s_.ranks[members[0].rank].ops[members[0].op].kind == OpKind::SwitchReduce;
+    double all_bytes = 0;
+    for (const OpRef& m : members)
+      all_bytes += s_.ranks[m.rank].ops[m.op].count() * elem_;
+    double latency_s = 0;
+    for (const OpRef& m : members) {
+      const std::size_t port = *topo::nvswitch_port(topology_, topology_.gpus()[m.rank]);
+      latency_s = std::max(latency_s, topology_.effective_latency_s(port));
+      const double own = s_.ranks[m.rank].ops[m.op].count() * elem_;
+      for (const bool up : {true, false}) {
+        const double payload = (up == reduce ? all_bytes : own) * switch_factor_;
+        auto comm = up ? sg4::Comm::sendto_init(hosts_[m.rank], switch_hosts_[m.rank])
+                       : sg4::Comm::sendto_init(switch_hosts_[m.rank], hosts_[m.rank]);
+        comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload)));
+        ++instance_flows_[instance];
+        launch(comm, Task{Task::Switch, -1, instance});
+      }
+    }
+    switch_latency_s_[instance] = latency_s;
+  }
+
   // (Inside advance(r), the frontier's own start loop picks up what this lets start.)
   void finish(int r, OpId i) {
     result_.op_times[r][i].end_s = now();
@@ -324,6 +382,12 @@ class Driver {
   bool reduce_free_;
   std::vector<RankFrontier> ranks_;
   std::vector<std::vector<OpRef>> partner_;
+  std::vector<std::vector<OpRef>> instances_;  // switch instances (engine/ir/progress.hpp)
+  std::vector<std::size_t> instance_started_;  // members that have started each
+  std::vector<int> instance_flows_;            // flows of each still in flight
+  std::vector<double> switch_latency_s_;       // the port latency each lands after its flows
+  std::vector<sg4::Host*> switch_hosts_;       // per rank: its NVSwitch (ranks with switch ops)
+  double switch_factor_ = 1.0;                 // bytes on the wire per payload byte through a switch
   std::unordered_map<std::uint64_t, Connection> connections_;
   std::unordered_map<const sg4::Activity*, Flight> in_flight_;
   std::vector<sg4::ActivityPtr> finished_;
@@ -385,9 +449,16 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
     costs->finish(params.protocol);
     protocol_link = protocol_links(t, params.protocol, *costs);
   }
-  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, is_pipelined(params.protocol));
+  std::vector<int> switch_ranks;
+  for (int r = 0; r < world; ++r)
+    if (std::any_of(s.ranks[r].ops.begin(), s.ranks[r].ops.end(),
+                    [](const Op& op) { return is_switch(op.kind); }))
+      switch_ranks.push_back(r);
+  // The timers' host: pipelined protocols pace their messages, switch instances land after a latency.
+  const bool timers = is_pipelined(params.protocol) || !switch_ranks.empty();
+  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, timers, switch_ranks);
   const std::vector<sg4::Host*> hosts = hosts_of(t, world);
-  sg4::Host* delay_host = is_pipelined(params.protocol) ? sg4::Host::by_name(kDelayHost) : nullptr;
+  sg4::Host* delay_host = timers ? sg4::Host::by_name(kDelayHost) : nullptr;
   Driver driver(s, t, hosts, delay_host, params, std::move(costs));
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();

@@ -103,6 +103,10 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
   return std::nullopt;
 }
 
+topo::Topology nvlink_domain_topology(int world_size) {
+  return topo::make_preset(fmt::format("dgx_h100:1,gpus={}", world_size));
+}
+
 topo::Topology flat_topology(int world_size) {
   topo::PcieServerParams p;
   p.nodes = world_size;

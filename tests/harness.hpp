@@ -23,5 +23,7 @@ std::optional<std::string> run_and_check(const Schedule& schedule, bool in_place
 
 // P single-GPU servers on one switch: a world of any size.
 topo::Topology flat_topology(int world_size);
+// One NVSwitch node of P Hopper GPUs (one NVLink domain, where NVLS applies).
+topo::Topology nvlink_domain_topology(int world_size);
 
 }  // namespace cclab::testing

@@ -64,7 +64,7 @@ bool mutate(Schedule& s, Mutation m, std::mt19937_64& rng) {
       p = rebuild(p, order, {static_cast<int>(i)});
       return true;
     case Mutation::ChangePeer: {
-      if (!is_comm(op.kind) || s.world_size() < 3) return false;
+      if (!has_peer(op.kind) || s.world_size() < 3) return false;
       const int old = op.peer;
       while (op.peer == old)
         op.peer = static_cast<int>(pick(s.world_size()));
@@ -87,7 +87,8 @@ bool mutate(Schedule& s, Mutation m, std::mt19937_64& rng) {
         --c.count;
       else
         ++c.count;
-      if (op.kind == OpKind::RecvReduce || op.kind == OpKind::Copy || op.kind == OpKind::LocalReduce) {
+      if (op.kind == OpKind::RecvReduce || op.kind == OpKind::Copy || op.kind == OpKind::LocalReduce ||
+          is_switch(op.kind)) {
         op.src.count = op.dst.count = c.count;  // keep src and dst sizes equal, change the amount moved
       }
       return true;

@@ -85,6 +85,27 @@ TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
   }
 }
 
+// NVLS on one DGX H100 and one DGX B200: SimGrid runs each switch instance as every member's flows up to the
+// NVSwitch host and down over its port, sharing the ports by max-min; with nothing else on them it must give
+// the α-β model's time (port bytes at nvlsEfficiency, one instance per direction and channel at a time).
+TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
+  CostParams cost;
+  cost.protocol = Protocol::Simple;
+  sim::SimParams params;
+  params.protocol = Protocol::Simple;
+  for (const char* topology : {"dgx_h100:1", "dgx_b200:1"}) {
+    const topo::Topology t = topo::make_preset(topology);
+    for (std::uint64_t bytes : {8ULL, 64ULL << 10, 256ULL << 20}) {
+      const Schedule s = plan(t, "nvls", bytes, PlanOptions{});
+      const double modelled = estimate_cost(s, t, cost).total_s;
+      const RunResult simulated = sim::simulate(s, t, params);
+      EXPECT_NEAR(simulated.total_s, modelled, 0.03 * modelled)
+          << topology << ", " << bytes << " B: sim " << simulated.total_s << " s, α-β " << modelled << " s";
+      EXPECT_EQ(simulated.bytes_sent, bytes_sent_per_rank(s));
+    }
+  }
+}
+
 // Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on
 // one leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer:
 // the simulated time grows by (k-1)·S/B (two steps of S/2 each). The α-β model's even split has no

@@ -663,4 +663,14 @@ bool Topology::operator==(const Topology& other) const {
   return true;
 }
 
+std::optional<std::size_t> nvswitch_port(const Topology& t, VertexId gpu) {
+  std::optional<std::size_t> port;
+  for (auto [e, end] = boost::out_edges(gpu, t.graph()); e != end; ++e) {
+    const std::size_t link = t.graph()[*e].link;
+    if (t.link_failed(link) || t.vertex(boost::target(*e, t.graph())).kind != VertexKind::NvSwitch) continue;
+    if (!port || link < *port) port = link;
+  }
+  return port;
+}
+
 }  // namespace cclab::topo

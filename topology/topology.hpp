@@ -225,4 +225,8 @@ class Topology {
   void forget_routes() { route_cache_ = std::make_shared<RouteCache>(); }
 };
 
+// The link by which `gpu` reaches an NVSwitch (the lowest-numbered working one), where in-switch reduction
+// (NVLS) enters and leaves the GPU; nullopt when it has none.
+std::optional<std::size_t> nvswitch_port(const Topology& t, VertexId gpu);
+
 }  // namespace cclab::topo

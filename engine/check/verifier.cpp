@@ -95,7 +95,8 @@ std::uint64_t storage_size(const Schedule& s, bool in_place, int rank, int stora
 // verification take minutes.)
 class Segmentation {
  public:
-  Segmentation(const Schedule& s, bool in_place) : bounds_(static_cast<std::size_t>(s.spec.world_size)) {
+  Segmentation(const Schedule& s, const Matching& matching, bool in_place)
+      : bounds_(static_cast<std::size_t>(s.spec.world_size)) {
     for (int r = 0; r < s.spec.world_size; ++r) {
       auto& b = bounds_[r];
       for (int k = 0; k < kStorages; ++k)
@@ -113,7 +114,22 @@ class Segmentation {
         if (reads_src(op.kind)) add(op.src);
         if (writes_dst(op.kind)) add(op.dst);
       }
-      for (auto& v : b) {
+    }
+    // A switch op touches every member's buffers at its own chunk: each member gets those bounds too.
+    for (const std::vector<OpRef>& instance : matching.instances) {
+      for (const OpRef& x : instance) {
+        const Op& op = s.ranks[x.rank].ops[x.op];
+        const Chunk& remote = op.kind == OpKind::SwitchReduce ? op.src : op.dst;
+        if (remote.count == 0) continue;
+        for (const OpRef& m : instance) {
+          const Region g = region_of(s.spec, in_place, m.rank, remote);
+          auto& v = bounds_[m.rank][g.storage];
+          v.insert(v.end(), {g.lo, g.hi});
+        }
+      }
+    }
+    for (int r = 0; r < s.spec.world_size; ++r) {
+      for (auto& v : bounds_[r]) {
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         v.shrink_to_fit();
@@ -297,8 +313,8 @@ void combine_pieces(const Pieces& a, const Pieces& b, Pieces& out) {
 // accesses are then ordered by transitivity, so each op is checked against a few accessors only.
 class RaceCheck {
  public:
-  RaceCheck(const Schedule& s, bool in_place, const Segmentation& seg)
-      : s_(s), in_place_(in_place), seg_(seg) {}
+  RaceCheck(const Schedule& s, const Matching& matching, bool in_place, const Segmentation& seg)
+      : s_(s), matching_(matching), in_place_(in_place), seg_(seg) {}
 
   std::optional<std::string> run() {
     for (int r = 0; r < s_.spec.world_size; ++r)
@@ -332,11 +348,33 @@ class RaceCheck {
       segments_[k].assign(std::max<std::size_t>(seg_.bounds(rank, k).size(), 1) - 1, Segment{});
     for (const OpId b : order) {
       const Op& op = p.ops[b];
+      if (is_switch(op.kind)) {
+        if (auto e = switch_access(rank, b)) return e;
+        continue;
+      }
       if (reads_src(op.kind) && op.src.count > 0)
         if (auto e = access(rank, region_of(s_.spec, in_place_, rank, op.src), b, /*write=*/false)) return e;
       if (writes_dst(op.kind) && op.dst.count > 0)
         if (auto e = access(rank, region_of(s_.spec, in_place_, rank, op.dst), b, /*write=*/true)) return e;
     }
+    return std::nullopt;
+  }
+
+  // A switch instance is one op to each member: at this rank, a SwitchReduce reads every member's src chunk
+  // and writes its own dst; a SwitchStore reads its own src and writes every member's dst chunk.
+  std::optional<std::string> switch_access(int rank, OpId b) {
+    const Op& op = s_.ranks[rank].ops[b];
+    const bool reduce = op.kind == OpKind::SwitchReduce;
+    for (const OpRef& m : matching_.instance_of(rank, b)) {
+      const Op& member = s_.ranks[m.rank].ops[m.op];
+      const Chunk& remote = reduce ? member.src : member.dst;
+      if (remote.count > 0)
+        if (auto e = access(rank, region_of(s_.spec, in_place_, rank, remote), b, /*write=*/!reduce))
+          return e;
+    }
+    const Chunk& own = reduce ? op.dst : op.src;
+    if (own.count > 0)
+      if (auto e = access(rank, region_of(s_.spec, in_place_, rank, own), b, /*write=*/reduce)) return e;
     return std::nullopt;
   }
 
@@ -387,6 +425,7 @@ class RaceCheck {
   }
 
   const Schedule& s_;
+  const Matching& matching_;
   bool in_place_;
   const Segmentation& seg_;
   std::array<std::vector<Segment>, kStorages> segments_;
@@ -449,6 +488,44 @@ class SymbolicRun final : public ProgressHooks {
     } else {
       put(dst_rank, to, a_);
     }
+  }
+
+  // All members' results are read before any is written: the instance happens at once on every member.
+  void on_switch(std::span<const OpRef> members) override {
+    const bool reduce = s_.ranks[members[0].rank].ops[members[0].op].kind == OpKind::SwitchReduce;
+    staged_.clear();
+    for (const OpRef& x : members) {
+      const Op& op = s_.ranks[x.rank].ops[x.op];
+      if (reduce) {
+        // dst at x = (+) over members m of m's src at x's src chunk.
+        const Region to = region(x.rank, op.dst);
+        Pieces sum;
+        for (std::size_t k = 0; k < members.size(); ++k) {
+          const Region from = region(members[k].rank, op.src);
+          read(members[k].rank, from, a_);
+          move_pieces(a_, from.lo, to.lo);
+          if (k == 0) {
+            sum = a_;
+          } else {
+            combine_pieces(sum, a_, c_);
+            sum.swap(c_);
+          }
+        }
+        staged_.push_back({x.rank, to, std::move(sum)});
+      } else {
+        // Every member's dst at x's dst chunk = x's src.
+        const Region from = region(x.rank, op.src);
+        read(x.rank, from, a_);
+        for (const OpRef& m : members) {
+          const Region to = region(m.rank, op.dst);
+          Pieces moved = a_;
+          move_pieces(moved, from.lo, to.lo);
+          staged_.push_back({m.rank, to, std::move(moved)});
+        }
+      }
+    }
+    for (const Staged& w : staged_)
+      put(w.rank, w.to, w.pieces);
   }
 
   std::optional<std::string> check_postcondition() {
@@ -530,6 +607,12 @@ class SymbolicRun final : public ProgressHooks {
   bool in_place_;
   Store store_;
   Pieces a_, b_, c_;  // reused across ops: a transfer allocates nothing once they have grown
+  struct Staged {
+    int rank;
+    Region to;
+    Pieces pieces;
+  };
+  std::vector<Staged> staged_;  // a switch instance's writes
   bool unrepresentable_ = false;
 };
 
@@ -537,8 +620,8 @@ class SymbolicRun final : public ProgressHooks {
 std::optional<std::string> verify_mode(const Schedule& schedule, const Matching& matching, bool in_place,
                                        bool general_store) {
   const char* mode = in_place ? " (in-place)" : "";
-  const Segmentation segmentation(schedule, in_place);
-  if (auto e = RaceCheck(schedule, in_place, segmentation).run()) return e;
+  const Segmentation segmentation(schedule, matching, in_place);
+  if (auto e = RaceCheck(schedule, matching, in_place, segmentation).run()) return e;
   if (!general_store) {
     SymbolicRun<SegmentStore> run(schedule, in_place, segmentation);
     if (!run.unrepresentable()) {

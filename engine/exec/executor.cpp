@@ -87,6 +87,18 @@ class RankRun {
         staging_(p_.ops.size()) {}
 
   RankTiming run() {
+    // Every rank refuses before it moves anything, so no peer is left waiting.
+    for (const Op& op : p_.ops) {
+      if (is_switch(op.kind) && !t_.runs_switch_ops()) {
+        throw BackendError(
+            fmt::format("rank {}: schedule '{}' reduces inside the switch ({}), which the {} transport "
+                        "cannot do: it moves "
+                        "data point to point (NCCL's NVLS through CUDA multicast objects is not wired in); "
+                        "the α-β model, "
+                        "the simulator and ranks as threads run it",
+                        rank_, s_.algorithm, to_string(op.kind), t_.name()));
+      }
+    }
     t_.reserve_channels(s_.num_channels());
     const auto start = Clock::now();
     auto last_progress = start;
@@ -179,6 +191,11 @@ class RankRun {
         reduce(s_.spec.dtype, s_.spec.op, address(op.dst), address(op.dst), address(op.src), op.dst.count);
         frontier_.complete(i);
         return;
+      case OpKind::SwitchReduce:
+      case OpKind::SwitchStore:
+        request_[i] = t_.switch_op(i, op, s_.spec.dtype, s_.spec.op,
+                                   [this](const Chunk& chunk) { return address(chunk); });
+        break;
     }
     in_flight_.push_back(i);
   }

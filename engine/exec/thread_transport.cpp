@@ -15,13 +15,52 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/exec/reduce_kernels.hpp"
+#include "engine/ir/progress.hpp"
 
 namespace cclab {
 
-// What the ranks share: one inbox per rank, and whether a rank has failed (the others then stop waiting).
+// What the ranks share: one inbox per rank, the schedule's switch instances (the switch of ranks as threads
+// is their shared memory), and whether a rank has failed (the others then stop waiting).
 class ThreadWorld {
  public:
-  explicit ThreadWorld(int world_size) : inboxes_(static_cast<std::size_t>(world_size)) {}
+  ThreadWorld(const Schedule& schedule, const Matching& matching)
+      : inboxes_(static_cast<std::size_t>(schedule.spec.world_size)), schedule_(schedule) {
+    instances_.resize(matching.instances.size());
+    for (std::size_t i = 0; i < matching.instances.size(); ++i) {
+      instances_[i].members = matching.instances[i];
+      instances_[i].locate.resize(matching.instances[i].size());
+      for (std::size_t k = 0; k < matching.instances[i].size(); ++k)
+        slot_[{matching.instances[i][k].rank, matching.instances[i][k].op}] = {i, k};
+    }
+  }
+
+  // Rank `rank` posts its op `id` of a switch instance; the last member to post runs the instance for all
+  // (reading every member's data before writing any: it happens at once on every member). Returns the
+  // instance.
+  std::size_t post_switch(int rank, OpId id, Transport::Locate locate) {
+    const auto [i, k] = slot_.at({rank, id});
+    SwitchInstance& x = instances_[i];
+    {
+      std::lock_guard lock(switch_mutex_);
+      x.locate[k] = std::move(locate);
+      if (++x.posted < x.members.size()) return i;
+    }
+    run_switch(x);
+    {
+      std::lock_guard lock(switch_mutex_);
+      x.done = true;
+    }
+    for (Inbox& box : inboxes_) {
+      std::lock_guard lock(box.mutex);
+      box.arrived.notify_all();
+    }
+    return i;
+  }
+  bool switch_done(std::size_t instance) {
+    std::lock_guard lock(switch_mutex_);
+    return instances_[instance].done;
+  }
 
   struct Inbox {
     std::mutex mutex;
@@ -41,8 +80,53 @@ class ThreadWorld {
   bool failed() const { return failed_; }
 
  private:
+  struct SwitchInstance {
+    std::vector<OpRef> members;
+    std::vector<Transport::Locate> locate;  // per member, once it has posted
+    std::size_t posted = 0;
+    bool done = false;
+  };
+
+  // A SwitchReduce gives each member the reduction over all members of their data at its chunk; a SwitchStore
+  // writes each member's data into every member at its chunk.
+  void run_switch(SwitchInstance& x) {
+    const CollectiveSpec& spec = schedule_.spec;
+    const std::size_t elem = dtype_size_bytes(spec.dtype);
+    auto op_of = [&](const OpRef& m) -> const Op& { return schedule_.ranks[m.rank].ops[m.op]; };
+    const bool reduce_kind = op_of(x.members[0]).kind == OpKind::SwitchReduce;
+    std::vector<std::vector<std::byte>> staged(x.members.size());
+    for (std::size_t k = 0; k < x.members.size(); ++k) {
+      const Op& op = op_of(x.members[k]);
+      const std::size_t n = op.count();
+      staged[k].resize(n * elem);
+      if (n == 0) continue;
+      if (!reduce_kind) {
+        std::memcpy(staged[k].data(), x.locate[k](op.src), n * elem);
+        continue;
+      }
+      std::memcpy(staged[k].data(), x.locate[0](op.src), n * elem);
+      for (std::size_t m = 1; m < x.members.size(); ++m)
+        reduce(spec.dtype, spec.op, staged[k].data(), staged[k].data(), x.locate[m](op.src), n);
+    }
+    for (std::size_t k = 0; k < x.members.size(); ++k) {
+      const Op& op = op_of(x.members[k]);
+      if (staged[k].empty()) continue;
+      if (reduce_kind) {
+        std::memcpy(x.locate[k](op.dst), staged[k].data(), staged[k].size());
+      } else {
+        for (std::size_t m = 0; m < x.members.size(); ++m)
+          std::memcpy(x.locate[m](op.dst), staged[k].data(), staged[k].size());
+      }
+    }
+  }
+
   std::vector<Inbox> inboxes_;
   std::atomic<bool> failed_{false};
+  const Schedule& schedule_;
+  std::mutex switch_mutex_;
+  std::vector<SwitchInstance> instances_;
+  std::map<std::pair<int, OpId>, std::pair<std::size_t, std::size_t>>
+      slot_;  // (rank, op) -> (instance, member)
 };
 
 namespace {
@@ -77,6 +161,7 @@ class ThreadTransport final : public Transport {
     stop_if_failed();
     Pending& p = pending_.at(static_cast<std::size_t>(request));
     if (p.kind == Pending::Send) return release(request);
+    if (p.kind == Pending::Switch) return world_.switch_done(p.bytes) && release(request);
     auto& order = posted_[{p.peer, p.channel}];
     if (order.empty() || order.front() != request) return false;  // an older receive takes the next message
     ThreadWorld::Inbox& box = world_.inbox(rank_);
@@ -99,6 +184,12 @@ class ThreadTransport final : public Transport {
     return release(request);
   }
 
+  bool runs_switch_ops() const override { return true; }
+  Request switch_op(OpId id, const Op& op, DType, ReduceOp, Locate locate) override {
+    const std::size_t instance = world_.post_switch(rank_, id, std::move(locate));
+    return add({Pending::Switch, -1, op.channel, nullptr, instance});
+  }
+
   // Nothing moved: sleep until a message arrives for this rank (or a short while passes), instead of spinning
   // (ranks as threads outnumber the cores in most tests).
   void idle() override {
@@ -110,11 +201,11 @@ class ThreadTransport final : public Transport {
 
  private:
   struct Pending {
-    enum Kind { Send, Recv } kind;
+    enum Kind { Send, Recv, Switch } kind;
     int peer;
     int channel;
     void* data;
-    std::size_t bytes;
+    std::size_t bytes;  // Switch: the instance
   };
   Request add(const Pending& p) {
     if (!free_.empty()) {
@@ -171,7 +262,9 @@ RunResult execute_reference(const Schedule& schedule, std::vector<RankBuffers>& 
                         : buffers[r].input.size() >= in * elem && buffers[r].output.size() >= out * elem;
     if (!ok) throw ConfigError(fmt::format("execute: rank {} buffers are smaller than the spec needs", r));
   }
-  ThreadWorld shared(world);
+  Matching matching;
+  if (auto e = check_structure(schedule, matching)) throw PlanError(*e);
+  ThreadWorld shared(schedule, matching);
   RunResult result;
   result.rank_end_s.assign(world, 0);
   std::mutex error_mutex;

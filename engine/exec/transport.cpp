@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
 namespace cclab {
 namespace {
 
@@ -43,6 +47,11 @@ Transport::Request Transport::recv_reduce(int, int, DType, ReduceOp, void*, cons
 }
 Transport::Request Transport::scale(int, DType, void*, double, std::uint64_t) {
   host_only("scale");
+}
+
+Transport::Request Transport::switch_op(OpId, const Op& op, DType, ReduceOp, Locate) {
+  throw BackendError(fmt::format("the {} transport cannot run {}: it moves data point to point only", name(),
+                                 to_string(op.kind)));
 }
 
 }  // namespace cclab

@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/ir/collective.hpp"
+#include "engine/ir/schedule.hpp"
 
 namespace cclab {
 
@@ -61,6 +63,17 @@ class Transport {
   virtual Request recv_reduce(int peer, int channel, DType dtype, ReduceOp op, void* dst, const void* src,
                               std::uint64_t count);
   virtual Request scale(int channel, DType dtype, void* data, double factor, std::uint64_t count);
+
+  // --- Switch ops (in-switch reduction and multicast, engine/ir/schedule.hpp). ---
+  // Whether this transport can run them; the others move data point to point only (the executor refuses a
+  // schedule with switch ops on every rank before anything moves).
+  virtual bool runs_switch_ops() const { return false; }
+  // This rank's op `id` (a SwitchReduce or SwitchStore) joins its instance; `locate` gives this rank's
+  // address of any chunk (aliasing applied) and must stay valid until the request completes, since the
+  // instance reads or writes this rank's memory at the other members' chunks too. Default: throws
+  // BackendError.
+  using Locate = std::function<std::byte*(const Chunk&)>;
+  virtual Request switch_op(OpId id, const Op& op, DType dtype, ReduceOp reduce_op, Locate locate);
 };
 
 }  // namespace cclab

@@ -176,7 +176,7 @@ Program expand(const CompactSchedule& s, int rank) {
         deps.insert(deps.end(), barrier.begin(), barrier.end());
       channel_started[op.channel] = 1;
       Op mapped = op;
-      if (is_comm(op.kind)) mapped.peer = lane.ranks[static_cast<std::size_t>(op.peer)];
+      if (has_peer(op.kind)) mapped.peer = lane.ranks[static_cast<std::size_t>(op.peer)];
       mapped.src = map_chunk(op.src);
       mapped.dst = map_chunk(op.dst);
       out.add(mapped, deps);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -38,6 +39,54 @@ std::uint64_t connection_key(std::int32_t peer, std::uint16_t channel) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | channel;
 }
 
+// Forms the instances of every switch group: its members (the ranks with ops of the group) must each have
+// as many, the k-th of one kind at all of them, and each member's chunks must lie inside every member's
+// buffers (a switch op reads or writes them all at its own offsets).
+std::optional<std::string> match_switch_ops(
+    const Schedule& s, const std::map<std::uint64_t, std::map<int, std::vector<OpId>>>& groups,
+    Matching& matching) {
+  for (const auto& [key, members] : groups) {
+    const int g = static_cast<int>(key >> 16);
+    const auto [first_rank, first_ops] = *members.begin();
+    if (!members.contains(g)) {
+      return fmt::format("{}: names group {}, but rank {} has no switch op on channel {}",
+                         format_op(s, first_rank, first_ops[0]), g, g, key & 0xffff);
+    }
+    for (const auto& [r, ops] : members) {
+      if (ops.size() != first_ops.size()) {
+        return fmt::format("{}: rank {} has {} switch ops of this group, rank {} has {}",
+                           format_op(s, r, ops[std::min(ops.size(), first_ops.size()) - 1]), r, ops.size(),
+                           first_rank, first_ops.size());
+      }
+    }
+    for (std::size_t k = 0; k < first_ops.size(); ++k) {
+      const OpKind kind = s.ranks[first_rank].ops[first_ops[k]].kind;
+      std::vector<OpRef> instance;
+      instance.reserve(members.size());
+      for (const auto& [r, ops] : members) {
+        const Op& op = s.ranks[r].ops[ops[k]];
+        if (op.kind != kind) {
+          return fmt::format("{}: is switch op {} of its group, which is a {} at rank {}",
+                             format_op(s, r, ops[k]), k, to_string(kind), first_rank);
+        }
+        for (const auto& [m, unused] : members) {
+          const Chunk& remote = op.kind == OpKind::SwitchReduce ? op.src : op.dst;
+          const std::uint64_t size = buffer_size(s, m, remote.buffer);
+          if (remote.offset > size || remote.count > size - remote.offset) {
+            return fmt::format("{}: its chunk {}[{}, {}) is outside rank {}'s buffer of {} elements",
+                               format_op(s, r, ops[k]), to_string(remote.buffer), remote.offset, remote.end(),
+                               m, buffer_size(s, m, remote.buffer));
+          }
+        }
+        matching.partner[r][ops[k]] = OpRef{kSwitchInstance, static_cast<OpId>(matching.instances.size())};
+        instance.push_back(OpRef{r, ops[k]});
+      }
+      matching.instances.push_back(std::move(instance));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> check_structure(const Schedule& s, Matching& matching) {
@@ -53,17 +102,23 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
   matching.partner.assign(world, {});
   // recvs[b][(a, c)]: ids of b's receives from a on channel c, in program order.
   std::vector<std::unordered_map<std::uint64_t, std::vector<OpId>>> recvs(world);
+  // switch_ops[(g, c)][r]: ids of r's switch ops of group (g, c), in program order.
+  std::map<std::uint64_t, std::map<int, std::vector<OpId>>> switch_ops;
+  matching.instances.clear();
   for (int r = 0; r < world; ++r) {
     const Program& p = s.ranks[r];
     matching.partner[r].assign(p.ops.size(), OpRef{});
     for (OpId i = 0; i < p.ops.size(); ++i) {
       const Op& op = p.ops[i];
-      if (static_cast<std::uint8_t>(op.kind) > static_cast<std::uint8_t>(OpKind::LocalReduce)) {
+      if (static_cast<std::uint8_t>(op.kind) > static_cast<std::uint8_t>(kLastOpKind)) {
         return fmt::format("rank {} op {}: unknown op kind", r, i);
       }
       if (is_comm(op.kind) && (op.peer < 0 || op.peer >= world || op.peer == r)) {
         return fmt::format("{}: peer {} is not another rank of a world of {}", format_op(s, r, i), op.peer,
                            world);
+      }
+      if (is_switch(op.kind) && (op.peer < 0 || op.peer >= world)) {
+        return fmt::format("{}: group {} is not a rank of a world of {}", format_op(s, r, i), op.peer, world);
       }
       if (op.deps_begin > p.deps.size() || op.deps_count > p.deps.size() - op.deps_begin) {
         return fmt::format("rank {} op {}: deps outside the dependency list", r, i);
@@ -80,6 +135,7 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
         return fmt::format("{}: source and destination counts differ", format_op(s, r, i));
       }
       if (is_recv(op.kind)) recvs[r][connection_key(op.peer, op.channel)].push_back(i);
+      if (is_switch(op.kind)) switch_ops[connection_key(op.peer, op.channel)][r].push_back(i);
     }
     // Deps must be acyclic: a topological order reaches every op.
     const std::vector<OpId> order = topological_order(p, dependents_of(p));
@@ -115,6 +171,7 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
       matching.partner[op.peer][j] = OpRef{a, i};
     }
   }
+  if (auto e = match_switch_ops(s, switch_ops, matching)) return e;
   for (int b = 0; b < world; ++b)
     for (OpId j = 0; j < s.ranks[b].ops.size(); ++j)
       if (is_recv(s.ranks[b].ops[j].kind) && matching.partner[b][j].rank < 0) {
@@ -139,7 +196,10 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
   std::vector<int> worklist;
   for (int r = world - 1; r >= 0; --r)
     worklist.push_back(r);
-  std::deque<std::pair<OpRef, OpRef>> ready;  // (send, recv) pairs whose two sides have started
+  // (send, recv) pairs whose two sides have started, or {instance, {}} for a switch instance whose members
+  // have all started (rank kSwitchInstance).
+  std::deque<std::pair<OpRef, OpRef>> ready;
+  std::vector<std::uint32_t> instance_started(matching.instances.size(), 0);
   auto complete = [&](int r, OpId i) {
     if (ranks[r].complete(i)) worklist.push_back(r);
   };
@@ -152,6 +212,12 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
         if (hooks.stop()) return;
         hooks.on_start(r, i);
         const OpKind kind = s.ranks[r].ops[i].kind;
+        if (is_switch(kind)) {
+          const OpRef instance = matching.partner[r][i];
+          if (++instance_started[instance.op] == matching.instances[instance.op].size())
+            ready.push_back({instance, OpRef{}});
+          return;
+        }
         if (!is_comm(kind)) {
           hooks.on_local(r, i);
           ranks[r].complete(i);  // start_ready picks up what this lets start
@@ -165,6 +231,13 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     if (ready.empty() || hooks.stop()) break;
     const auto [send, recv] = ready.front();
     ready.pop_front();
+    if (send.rank == kSwitchInstance) {
+      const std::vector<OpRef>& members = matching.instances[send.op];
+      hooks.on_switch(members);
+      for (const OpRef& m : members)
+        complete(m.rank, m.op);
+      continue;
+    }
     hooks.on_transfer(send.rank, send.op, recv.rank, recv.op);
     complete(send.rank, send.op);
     complete(recv.rank, recv.op);
@@ -174,9 +247,10 @@ std::optional<std::string> walk_schedule(const Schedule& s, const Matching& matc
     const RankFrontier& st = ranks[r];
     const std::optional<OpId> stuck = st.first_unfinished();
     if (!stuck) continue;
-    const char* why = st.state(*stuck) == RankFrontier::State::Started
-                          ? "waits for its peer, which never reaches the matching op"
-                          : "never starts: a dependency or the peer it waits on is blocked";
+    const char* why =
+        st.state(*stuck) == RankFrontier::State::Started
+            ? "waits for its peer (or a member of its group), which never reaches the matching op"
+            : "never starts: a dependency or the peer it waits on is blocked";
     return fmt::format("deadlock: {} {} ({} of {} ops of rank {} completed)", format_op(s, r, *stuck), why,
                        st.done_count(), st.op_count(), r);
   }

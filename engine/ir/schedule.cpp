@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,12 +14,14 @@
 namespace cclab {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 5> kOpKinds{
+constexpr std::array<std::pair<OpKind, std::string_view>, 7> kOpKinds{
     {{OpKind::Send, "send"},
      {OpKind::Recv, "recv"},
      {OpKind::RecvReduce, "recv_reduce"},
      {OpKind::Copy, "copy"},
-     {OpKind::LocalReduce, "local_reduce"}}};
+     {OpKind::LocalReduce, "local_reduce"},
+     {OpKind::SwitchReduce, "switch_reduce"},
+     {OpKind::SwitchStore, "switch_store"}}};
 constexpr std::array<std::pair<Buffer, std::string_view>, 3> kBuffers{
     {{Buffer::Input, "input"}, {Buffer::Output, "output"}, {Buffer::Scratch, "scratch"}}};
 
@@ -140,6 +143,15 @@ OpId ProgramBuilder::local_reduce(Chunk src, Chunk dst, Deps deps, int channel) 
                       std::span(deps.begin(), deps.size()));
 }
 
+OpId ProgramBuilder::switch_reduce(int group, int channel, Chunk src, Chunk dst, Deps deps) {
+  return program_.add(make_op(OpKind::SwitchReduce, group, channel, src, dst),
+                      std::span(deps.begin(), deps.size()));
+}
+OpId ProgramBuilder::switch_store(int group, int channel, Chunk src, Chunk dst, Deps deps) {
+  return program_.add(make_op(OpKind::SwitchStore, group, channel, src, dst),
+                      std::span(deps.begin(), deps.size()));
+}
+
 std::string format_op(const Schedule& schedule, int rank, OpId id) {
   const Program& p = schedule.ranks.at(rank);
   const Op& op = p.ops.at(id);
@@ -160,6 +172,12 @@ std::string format_op(const Schedule& schedule, int rank, OpId id) {
     case OpKind::LocalReduce:
       text += fmt::format(" {} += {}", format_chunk(op.dst), format_chunk(op.src));
       break;
+    case OpKind::SwitchReduce:
+      text += fmt::format(" {} = sum of group {}'s {}", format_chunk(op.dst), op.peer, format_chunk(op.src));
+      break;
+    case OpKind::SwitchStore:
+      text += fmt::format(" group {}'s {} = {}", op.peer, format_chunk(op.dst), format_chunk(op.src));
+      break;
   }
   text += fmt::format(" ch {}", op.channel);
   auto deps = p.deps_of(op);
@@ -167,8 +185,52 @@ std::string format_op(const Schedule& schedule, int rank, OpId id) {
   return text;
 }
 
-std::vector<std::uint64_t> bytes_sent_per_rank(const Schedule& schedule) {
+std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule) {
+  // The k-th switch op of group (g, c) on every rank is one instance: sum its ops' elements, then hand each
+  // op its instance's sum.
+  auto key = [](const Op& op) { return (static_cast<std::uint64_t>(op.peer) << 16) | op.channel; };
+  std::map<std::uint64_t, std::vector<std::uint64_t>> totals;
+  std::map<std::uint64_t, std::size_t> seen;
+  for (const Program& p : schedule.ranks) {
+    seen.clear();
+    for (const Op& op : p.ops) {
+      if (!is_switch(op.kind)) continue;
+      auto& t = totals[key(op)];
+      const std::size_t k = seen[key(op)]++;
+      if (t.size() <= k) t.resize(k + 1, 0);
+      t[k] += op.count();
+    }
+  }
+  std::vector<std::vector<std::uint64_t>> out(schedule.ranks.size());
+  if (totals.empty()) return out;
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    seen.clear();
+    out[r].assign(schedule.ranks[r].ops.size(), 0);
+    for (std::size_t i = 0; i < schedule.ranks[r].ops.size(); ++i) {
+      const Op& op = schedule.ranks[r].ops[i];
+      if (is_switch(op.kind)) out[r][i] = totals[key(op)][seen[key(op)]++];
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> switch_bytes_sent_per_rank(const Schedule& schedule) {
   std::vector<std::uint64_t> bytes(schedule.ranks.size(), 0);
+  const std::uint64_t elem = dtype_size_bytes(schedule.spec.dtype);
+  const auto instance_elems = switch_instance_elems(schedule);
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < instance_elems[r].size(); ++i) {
+      const Op& op = schedule.ranks[r].ops[i];
+      // A reduce reads this rank's copy of every member's chunk; a store sends its own.
+      if (op.kind == OpKind::SwitchReduce) bytes[r] += instance_elems[r][i] * elem;
+      if (op.kind == OpKind::SwitchStore) bytes[r] += op.src.count * elem;
+    }
+  }
+  return bytes;
+}
+
+std::vector<std::uint64_t> bytes_sent_per_rank(const Schedule& schedule) {
+  std::vector<std::uint64_t> bytes = switch_bytes_sent_per_rank(schedule);
   const std::uint64_t elem = dtype_size_bytes(schedule.spec.dtype);
   for (std::size_t r = 0; r < schedule.ranks.size(); ++r)
     for (const Op& op : schedule.ranks[r].ops)

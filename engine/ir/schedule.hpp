@@ -11,10 +11,21 @@
 //         RecvReduce  receive from `peer`, dst = src (+) received   (src may equal dst)
 //         Copy        dst = src                                     (local)
 //         LocalReduce dst = dst (+) src                             (local)
+//         SwitchReduce dst = (+) over the group's members m of m's src at this op's src chunk
+//         SwitchStore  every member m's dst at this op's dst chunk = src
+//   The two switch ops are in-switch reduction and multicast (NVLink SHARP, "NVLS": multimem.ld_reduce and
+//   multimem.st through the NVSwitch): one op reads or writes the memory of every member of its group, which
+//   point-to-point ops cannot say (the switch combines, so a member's link carries each byte once). A group
+//   is named by `peer`, one of its members (the planners' member 0), together with the channel: the ranks
+//   whose switch ops on channel c name g form group (g, c). Buffers are symmetric: a chunk means the same
+//   offsets in every member's buffer.
 // - Matching, as in NCCL's grouped point-to-point: the k-th Send from a to b on channel c matches the k-th
 // Recv or
 //   RecvReduce at b from a on channel c. A matched pair completes together (rendezvous): the data leaves src
-//   when both sides have started.
+//   when both sides have started. The k-th switch op of group (g, c) at each member forms one instance: it
+//   starts once every member has started its k-th op and completes on all members together, so to each
+//   member the instance is one op that reads (SwitchReduce) or writes (SwitchStore) the union of the
+//   members' chunks in its buffers.
 // - Order: on one rank, the ops of a channel start in program order; an op starts once its predecessor on the
 //   channel has started and all its deps (ops of the same rank) have completed. Channels progress
 //   independently, which is what lets a chunked, multi-channel ring pipeline. Data hazards are ordered by
@@ -35,7 +46,8 @@
 
 namespace cclab {
 
-enum class OpKind : std::uint8_t { Send, Recv, RecvReduce, Copy, LocalReduce };
+enum class OpKind : std::uint8_t { Send, Recv, RecvReduce, Copy, LocalReduce, SwitchReduce, SwitchStore };
+inline constexpr OpKind kLastOpKind = OpKind::SwitchStore;
 enum class Buffer : std::uint8_t { Input, Output, Scratch };
 
 std::string_view to_string(OpKind kind);
@@ -51,6 +63,13 @@ inline bool is_recv(OpKind k) {
 }
 inline bool is_comm(OpKind k) {
   return is_send(k) || is_recv(k);
+}
+inline bool is_switch(OpKind k) {
+  return k == OpKind::SwitchReduce || k == OpKind::SwitchStore;
+}
+// Ops whose `peer` names a rank: the peer of a point-to-point op, the group of a switch op.
+inline bool has_peer(OpKind k) {
+  return is_comm(k) || is_switch(k);
 }
 inline bool reads_src(OpKind k) {
   return k != OpKind::Recv;
@@ -73,7 +92,7 @@ inline constexpr OpId kNoOp = ~OpId{0};
 struct Op {
   OpKind kind = OpKind::Send;
   std::uint16_t channel = 0;
-  std::int32_t peer = -1;        // Send/Recv/RecvReduce only
+  std::int32_t peer = -1;        // Send/Recv/RecvReduce; switch ops: the member naming the group
   Chunk src;                     // unused (count 0) for Recv
   Chunk dst;                     // unused (count 0) for Send
   std::uint32_t deps_begin = 0;  // deps are Program::deps[deps_begin, deps_begin + deps_count)
@@ -137,6 +156,8 @@ class ProgramBuilder {
   // Local ops belong to a channel too: they start in that channel's order, with the transfers they feed.
   OpId copy(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
   OpId local_reduce(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
+  OpId switch_reduce(int group, int channel, Chunk src, Chunk dst, Deps deps = {});
+  OpId switch_store(int group, int channel, Chunk src, Chunk dst, Deps deps = {});
   OpId add(const Op& op, std::span<const OpId> deps) { return program_.add(op, deps); }
 
  private:
@@ -150,7 +171,13 @@ std::string format_schedule_summary(const Schedule& schedule);
 std::string format_schedule_ops(const Schedule& schedule, int max_ranks = -1);
 std::string format_op(const Schedule& schedule, int rank, OpId id);
 
-// Bytes each rank sends, summed over its Send ops.
+// Bytes each rank sends: its Send ops, and what its switch ops send up to the switch (a SwitchReduce the
+// rank's copy of every member's chunk, a SwitchStore its own chunk).
 std::vector<std::uint64_t> bytes_sent_per_rank(const Schedule& schedule);
+// The switch ops' part of that alone.
+std::vector<std::uint64_t> switch_bytes_sent_per_rank(const Schedule& schedule);
+// [rank][op]: for a switch op, the elements of its whole instance (the sum of its members' chunks); 0 for
+// other ops. Empty rows when the schedule has no switch ops.
+std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule);
 
 }  // namespace cclab

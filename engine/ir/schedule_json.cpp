@@ -100,7 +100,7 @@ std::string schedule_to_json(const Schedule& s) {
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const Op& op = p.ops[i];
       fmt::format_to(fmt::appender(out), "{}\n{{\"kind\":\"{}\"", i ? "," : "", to_string(op.kind));
-      if (is_comm(op.kind)) fmt::format_to(fmt::appender(out), ",\"peer\":{}", op.peer);
+      if (has_peer(op.kind)) fmt::format_to(fmt::appender(out), ",\"peer\":{}", op.peer);
       fmt::format_to(fmt::appender(out), ",\"channel\":{}", op.channel);
       if (reads_src(op.kind)) chunk("src", op.src);
       if (writes_dst(op.kind)) chunk("dst", op.dst);
@@ -128,10 +128,10 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
       const std::string of = fmt::format("ranks[{}].ops[{}]", programs.size() - 1, op_index++);
       Op op;
       op.kind = in.choice(in.member(parsed, "kind", of), of + ".kind", parse_op_kind,
-                          "send, recv, recv_reduce, copy, local_reduce");
-      if (is_comm(op.kind))
+                          "send, recv, recv_reduce, copy, local_reduce, switch_reduce, switch_store");
+      if (has_peer(op.kind))
         op.peer = in.integer<std::int32_t>(in.member(parsed, "peer", of), of + ".peer", 0, 1 << 20);
-      if (is_comm(op.kind) || parsed.contains("channel")) {
+      if (has_peer(op.kind) || parsed.contains("channel")) {
         op.channel = in.integer<std::uint16_t>(in.member(parsed, "channel", of), of + ".channel", 0, 4095);
       }
       if (reads_src(op.kind)) op.src = in.chunk(in.member(parsed, "src", of), of + ".src");
@@ -200,7 +200,7 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     const Program& p = programs[i];
     for (std::size_t k = 0; k < p.ops.size(); ++k) {
       const Op& op = p.ops[k];
-      if (is_comm(op.kind) && op.peer >= s.spec.world_size) {
+      if (has_peer(op.kind) && op.peer >= s.spec.world_size) {
         in.fail(fmt::format("{}.ops[{}].peer", rf, k),
                 fmt::format("{} is not a rank of 0..{}", op.peer, s.spec.world_size - 1));
       }

@@ -31,9 +31,10 @@ void write_chrome_trace(const Schedule& s, const RunResult& run, std::ostream& o
       const Op& op = p.ops[i];
       const OpTiming& t = run.op_times[r][i];
       sep();
-      const std::string name = is_comm(op.kind) ? fmt::format("{} {} {}", to_string(op.kind),
+      const std::string name = is_comm(op.kind)     ? fmt::format("{} {} {}", to_string(op.kind),
                                                               op.kind == OpKind::Send ? "->" : "<-", op.peer)
-                                                : std::string(to_string(op.kind));
+                               : is_switch(op.kind) ? fmt::format("{} group {}", to_string(op.kind), op.peer)
+                                                    : std::string(to_string(op.kind));
       fmt::format_to(fmt::appender(buf),
                      R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
                      R"("args":{{"op":{},"bytes":{},"source":{}}}}})",

@@ -71,6 +71,15 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
   }
 }
 
+bool has_switch_ops(const Pass& pass) {
+  const auto* x = std::get_if<ExplicitPass>(&pass);
+  if (!x) return false;
+  for (const Program& p : x->programs.ranks)
+    for (const Op& op : p.ops)
+      if (is_switch(op.kind)) return true;
+  return false;
+}
+
 // An explicit lane, walked from its members' ready times.
 std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, const ConnectionCosts* costs,
                               const CostParams& params) {
@@ -148,6 +157,9 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
       ++lanes_of_pass[lane.pass.get()];
+  // The memo compares point-to-point connections only: lanes with switch ops are walked each.
+  for (auto& [pass, lanes] : lanes_of_pass)
+    if (lanes > 1 && has_switch_ops(*pass)) lanes = 1;
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
@@ -211,6 +223,16 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   std::vector<std::uint64_t> bytes(static_cast<std::size_t>(s.world_size()), 0);
   const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
   for_each_connection(s, [&](int a, int, int, std::uint64_t elements) { bytes[a] += elements * elem; });
+  // Switch ops send up to the switch, not to a peer: counted from the explicit lanes that have them.
+  for (const Phase& phase : s.phases()) {
+    for (const Lane& lane : phase.lanes) {
+      if (!has_switch_ops(*lane.pass)) continue;
+      const std::vector<std::uint64_t> lane_bytes =
+          switch_bytes_sent_per_rank(std::get<ExplicitPass>(*lane.pass).programs);
+      for (std::size_t m = 0; m < lane_bytes.size(); ++m)
+        bytes[lane.ranks[m]] += lane_bytes[m];
+    }
+  }
   return bytes;
 }
 
@@ -229,7 +251,7 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
   costs.finish();
   const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
   std::vector<ProtocolRun> runs;
-  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
+  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family())) {
     costs.use_protocol(p);
     runs.push_back({p, time_compact(s, costs, params)});
     runs.back().run.bytes_sent = bytes_sent;
@@ -255,6 +277,10 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
   for_each_connection(s, [&](int a, int b, int channel, std::uint64_t elements) {
     costs.add(a, b, channel, elements * elem);
   });
+  for (const Phase& phase : s.phases())
+    for (const Lane& lane : phase.lanes)
+      if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get()))
+        add_switch_ports(x->programs, costs, WalkFrame{lane.ranks, {}});
 }
 
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {

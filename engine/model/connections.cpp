@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace cclab {
@@ -17,6 +19,13 @@ ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_c
 
 void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes) {
   connections_[key(from_rank, to_rank, ir_channel)].bytes += bytes;
+}
+
+void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes) {
+  SwitchEntry& e =
+      switch_ports_[(static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(ir_channel)];
+  e.up_bytes += up_bytes;
+  e.down_bytes += down_bytes;
 }
 
 std::vector<topo::Route> ConnectionCosts::route_all(const std::vector<std::uint64_t>& pairs) const {
@@ -91,13 +100,41 @@ void ConnectionCosts::finish(Protocol protocol) {
       ++channels_on_link[h.directed_id()];
     }
   }
+  // Switch ports: each (rank, channel) is a channel on both directions of the rank's NVSwitch port, whose
+  // bytes take their time at the switch's efficiency.
+  struct PortHops {
+    topo::Hop up, down;
+    double efficiency;
+  };
+  std::unordered_map<std::uint64_t, PortHops> port_hops;
+  std::vector<double> switch_wire_s(directed_links, 0.0);
+  for (auto& [k, e] : switch_ports_) {
+    const int rank = static_cast<int>(k >> 16);
+    const topo::VertexId gpu = topology_.gpus().at(rank);
+    const std::optional<std::size_t> link = topo::nvswitch_port(topology_, gpu);
+    const std::optional<topo::GpuArch> arch = topology_.gpu_arch();
+    if (!link || !arch || nvls_efficiency(*arch) <= 0) {
+      throw ConfigError(
+          fmt::format("rank {} runs switch ops, but its GPU {} has no NVSwitch port with in-switch "
+                      "reduction (Hopper or later)",
+                      rank, topology_.vertex(gpu).name));
+    }
+    const bool forward = topology_.link(*link).a == gpu;
+    const PortHops hops{{*link, forward}, {*link, !forward}, nvls_efficiency(*arch)};
+    port_hops.emplace(k, hops);
+    const double bandwidth = topology_.effective_bandwidth_Bps(*link) * hops.efficiency;
+    switch_wire_s[hops.up.directed_id()] += e.up_bytes / bandwidth;
+    switch_wire_s[hops.down.directed_id()] += e.down_bytes / bandwidth;
+    ++channels_on_link[hops.up.directed_id()];
+    ++channels_on_link[hops.down.directed_id()];
+  }
   busiest_link_wire_s_ = 0;
   for (std::size_t id = 0; id < topology_.num_links(); ++id) {
     const double bandwidth = topology_.effective_bandwidth_Bps(id);
     for (std::size_t d = 2 * id; d < 2 * id + 2; ++d)
-      if (bytes_on_link[d] > 0)
-        busiest_link_wire_s_ =
-            std::max(busiest_link_wire_s_, static_cast<double>(bytes_on_link[d]) / bandwidth);
+      if (bytes_on_link[d] > 0 || switch_wire_s[d] > 0)
+        busiest_link_wire_s_ = std::max(busiest_link_wire_s_,
+                                        static_cast<double>(bytes_on_link[d]) / bandwidth + switch_wire_s[d]);
   }
   // A neighbour job's streams split the links they cross like channels of our own (topology.hpp).
   for (const topo::Topology::BackgroundFlow& f : topology_.background())
@@ -124,7 +161,21 @@ void ConnectionCosts::finish(Protocol protocol) {
     e.cls = route_class(route, topology_);
     crosses_pcie_ = crosses_pcie_ || e.cls == RouteClass::Pcie;
   }
+  for (auto& [k, e] : switch_ports_) {
+    const PortHops& hops = port_hops.at(k);
+    const double bandwidth = topology_.effective_bandwidth_Bps(hops.up.link) * hops.efficiency;
+    e.port = {2 * topology_.effective_latency_s(hops.up.link),
+              bandwidth / channels_on_link[hops.up.directed_id()],
+              bandwidth / channels_on_link[hops.down.directed_id()]};
+  }
   use_protocol(protocol);
+}
+
+const ConnectionCosts::SwitchPort& ConnectionCosts::switch_port(int rank, int ir_channel) const {
+  const auto it =
+      switch_ports_.find((static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(ir_channel));
+  CCLAB_ENFORCE(it != switch_ports_.end(), "no switch port of rank {} on channel {}", rank, ir_channel);
+  return it->second.port;
 }
 
 void ConnectionCosts::use_protocol(Protocol protocol) {

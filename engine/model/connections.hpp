@@ -50,6 +50,9 @@ class ConnectionCosts {
   // Declares a connection and adds `bytes` to what it carries over the whole schedule; all of them before
   // finish().
   void add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes = 0);
+  // Declares a rank's NVSwitch port on an IR channel for its switch ops (in-switch reduction), adding the
+  // bytes they move up to the switch and down from it; all of them before finish().
+  void add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes);
   // Routes every connection and splits each link among the network channels crossing it; messages then cost
   // what `protocol` (concrete, not Auto) makes of the route.
   void finish(Protocol protocol = Protocol::Raw);
@@ -67,6 +70,14 @@ class ConnectionCosts {
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
+  // A declared switch port's share per direction: the port link's bandwidth times nvls_efficiency, split
+  // evenly among the channels on it like any link, and the trip through the switch (the link's latency both
+  // ways).
+  struct SwitchPort {
+    double latency_s = 0;
+    double up_Bps = 0, down_Bps = 0;
+  };
+  const SwitchPort& switch_port(int rank, int ir_channel) const;
   // The protocol's ceiling on one connection's payload bandwidth (protocol_bandwidth_cap_Bps for the GPUs'
   // architecture, the nodes and the network channels of the declared connections); +inf where none.
   double bandwidth_cap_Bps() const;
@@ -102,6 +113,11 @@ class ConnectionCosts {
   int nodes_ = 0, channels_ = 0;    // spanned by the declared connections (after finish())
   double busiest_link_wire_s_ = 0;  // the busiest directed link's bytes / bandwidth (after finish())
   std::unordered_map<std::uint64_t, Entry> connections_;
+  struct SwitchEntry {
+    SwitchPort port;
+    std::uint64_t up_bytes = 0, down_bytes = 0;
+  };
+  std::unordered_map<std::uint64_t, SwitchEntry> switch_ports_;  // by rank << 16 | IR channel
 };
 
 }  // namespace cclab

@@ -81,6 +81,33 @@ class AlphaBetaTimeline final : public Timeline {
     if (params_.one_core_per_rank) core_free_[rank] = t.end_s;
   }
 
+  // An instance starts when its last member has started and ends on all members at once, when every
+  // member's port has carried its bytes each way (a port's direction carries one instance of its channel at a
+  // time, so a channel's reduce of one round overlaps the store of the previous one, which uses the other
+  // direction most) and the data has crossed the switch.
+  void on_switch(std::span<const OpRef> members) override {
+    const Op& first = s_.ranks[members[0].rank].ops[members[0].op];
+    const bool reduce = first.kind == OpKind::SwitchReduce;
+    double begin = 0, all_bytes = 0;
+    for (const OpRef& m : members) {
+      begin = std::max(begin, result_.op_times[m.rank][m.op].start_s);
+      all_bytes += s_.ranks[m.rank].ops[m.op].count() * elem_bytes_;
+    }
+    double end = begin;
+    for (const OpRef& m : members) {
+      const ConnectionCosts::SwitchPort& port = costs_.switch_port(global(m.rank), first.channel);
+      const double own = s_.ranks[m.rank].ops[m.op].count() * elem_bytes_;
+      const std::uint64_t key = connection_key(m.rank, m.rank, first.channel);
+      double& up_free = port_up_free_s_[key];
+      double& down_free = port_down_free_s_[key];
+      up_free = std::max(begin, up_free) + (reduce ? all_bytes : own) / port.up_Bps;
+      down_free = std::max(begin, down_free) + (reduce ? own : all_bytes) / port.down_Bps;
+      end = std::max(end, std::max(up_free, down_free) + port.latency_s);
+    }
+    for (const OpRef& m : members)
+      result_.op_times[m.rank][m.op].end_s = end;
+  }
+
   void on_transfer(int a, OpId send_id, int b, OpId recv_id) override {
     const Op& send = s_.ranks[a].ops[send_id];
     const Op& recv = s_.ranks[b].ops[recv_id];
@@ -110,6 +137,7 @@ class AlphaBetaTimeline final : public Timeline {
   CostParams params_;
   double elem_bytes_;
   std::unordered_map<std::uint64_t, double> free_s_;
+  std::unordered_map<std::uint64_t, double> port_up_free_s_, port_down_free_s_;  // switch ports per channel
   std::vector<double> core_free_;  // one_core_per_rank: when each rank's core is free again
 };
 
@@ -123,6 +151,13 @@ class StepTimeline final : public Timeline {
     OpTiming& ts = result_.op_times[a][send_id];
     OpTiming& tr = result_.op_times[b][recv_id];
     ts.end_s = tr.end_s = std::max(ts.start_s, tr.start_s) + 1;
+  }
+  void on_switch(std::span<const OpRef> members) override {
+    double begin = 0;
+    for (const OpRef& m : members)
+      begin = std::max(begin, result_.op_times[m.rank][m.op].start_s);
+    for (const OpRef& m : members)
+      result_.op_times[m.rank][m.op].end_s = begin + 1;
   }
 };
 
@@ -140,6 +175,22 @@ void add_connections(const Schedule& s, ConnectionCosts& costs, const WalkFrame&
   for (int a = 0; a < s.spec.world_size; ++a)
     for (const Op& op : s.ranks[a].ops)
       if (op.kind == OpKind::Send) costs.add(global(a), global(op.peer), op.channel, op.src.count * elem);
+  add_switch_ports(s, costs, frame);
+}
+
+void add_switch_ports(const Schedule& s, ConnectionCosts& costs, const WalkFrame& frame) {
+  auto global = [&](int r) { return frame.global_rank.empty() ? r : frame.global_rank[r]; };
+  const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
+  const auto instance_elems = switch_instance_elems(s);
+  for (int r = 0; r < s.spec.world_size; ++r) {
+    for (std::size_t i = 0; i < instance_elems[r].size(); ++i) {
+      const Op& op = s.ranks[r].ops[i];
+      if (!is_switch(op.kind)) continue;
+      const std::uint64_t all = instance_elems[r][i] * elem, own = op.count() * elem;
+      const bool reduce = op.kind == OpKind::SwitchReduce;
+      costs.add_switch(global(r), op.channel, reduce ? all : own, reduce ? own : all);
+    }
+  }
 }
 
 RunResult walk_alpha_beta(const Schedule& s, const ConnectionCosts& costs, const CostParams& params,
@@ -155,8 +206,9 @@ RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
   return timeline.finish();
 }
 
-std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie) {
+std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, AlgorithmFamily family) {
   if (requested != Protocol::Auto) return {requested};
+  if (family == AlgorithmFamily::Nvls) return {Protocol::Simple};
   std::vector<Protocol> out;
   for (Protocol p : kNcclProtocols)
     if (protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);
@@ -182,7 +234,7 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
   add_connections(schedule, costs);
   costs.finish();
   std::vector<ProtocolRun> runs;
-  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie())) {
+  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family())) {
     costs.use_protocol(p);
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);

@@ -48,8 +48,9 @@ struct ProtocolRun {
   RunResult run;
 };
 // The protocols `requested` stands for on connections that do (not) run over PCIe only: itself, or with Auto
-// LL, LL128 (where NCCL enables it) and Simple.
-std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie);
+// LL, LL128 (where NCCL enables it) and Simple; Simple alone for the Nvls family.
+std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie,
+                                        AlgorithmFamily family = AlgorithmFamily::Ring);
 // The cheapest of the runs (the first on a tie, so NCCL's order decides).
 ProtocolRun cheapest(std::vector<ProtocolRun> runs);
 

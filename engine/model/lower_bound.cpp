@@ -1,6 +1,7 @@
 #include "engine/model/lower_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "engine/plan/halving_doubling_allreduce.hpp"
@@ -99,10 +100,12 @@ double schedule_bound_s(const CompactSchedule& s, const MessageBounds& b, Protoc
 }  // namespace
 
 double compact_lower_bound_s(const CompactSchedule& schedule, const MessageBounds& bounds) {
+  const AlgorithmFamily family = algorithm_family(schedule.spec.collective, schedule.algorithm);
   double least = kInf;
   for (Protocol p : bounds.protocols())
-    least = std::min(least, schedule_bound_s(schedule, bounds, p));
-  return least;
+    if (family_runs(family, p)) least = std::min(least, schedule_bound_s(schedule, bounds, p));
+  // No protocol it runs under: no bound (costing it says why).
+  return std::isinf(least) ? 0.0 : least;
 }
 
 double halving_doubling_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace cclab {
@@ -30,6 +32,11 @@ constexpr ProtocolConstants kTreeLL{0.92 / 3.8, 6.8 * us, {0.6 * us, 1.0 * us, 5
 constexpr ProtocolConstants kTreeLL128{0.92 * 120 / 128, 14.0 * us, {1.25 * us, 1.9 * us, 8.5 * us}};
 constexpr ProtocolConstants kTreeSimple{0.92, 8.4 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
 
+// NVLS (in-switch reduction) runs under Simple only. NCCL's tuning model gives it a base latency of 0 and an
+// NVLink latency of 25 µs for the whole collective (hwLatencies NVLS row, `lat = intraLat` on one node): the
+// launch here; its per-instance cost is the trip through the switch (the port's latency both ways).
+constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 0}};
+
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
 constexpr double kLLMaxBusBw_GBps[4][3] = {
@@ -45,14 +52,21 @@ constexpr double kTreeLL128MaxPerChannel_GBps[4][3] = {
 }  // namespace
 
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
-  return collective == Collective::AllReduce && algorithm == "tree" ? AlgorithmFamily::Tree
-                                                                    : AlgorithmFamily::Ring;
+  if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
+  if (collective == Collective::AllReduce && algorithm == "nvls") return AlgorithmFamily::Nvls;
+  return AlgorithmFamily::Ring;
+}
+
+double nvls_efficiency(topo::GpuArch arch) {
+  constexpr double kByArch[4] = {0.0, 0.0, 0.85, 0.74};  // Volta, Ampere, Hopper, Blackwell
+  return kByArch[static_cast<int>(arch)];
 }
 
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
                                   std::optional<topo::GpuArch> arch, int nodes, int channels) {
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto) return kNone;
+  if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto || family == AlgorithmFamily::Nvls)
+    return kNone;
   const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
@@ -112,6 +126,12 @@ RouteClass route_class(const topo::Route& route, const topo::Topology& topology)
 }
 
 const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily family) {
+  if (family == AlgorithmFamily::Nvls && protocol != Protocol::Auto) {
+    if (protocol == Protocol::Raw) return kRaw;
+    if (protocol == Protocol::Simple) return kNvlsSimple;
+    throw ConfigError(fmt::format("nvls runs under simple only, not {}: NCCL has no LL or LL128 NVLS kernels",
+                                  to_string(protocol)));
+  }
   const bool tree = family == AlgorithmFamily::Tree;
   switch (protocol) {
     case Protocol::Raw:

@@ -32,10 +32,20 @@ inline constexpr std::string_view kProtocolNames = "auto, ll, ll128, simple, raw
 inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protocol::LL128, Protocol::Simple};
 
 // Which of NCCL's kernel families a schedule's messages run in: Tree for the double binary tree allreduce
-// (the only collective NCCL runs as a tree), Ring for everything else — NCCL's rings, and the algorithms it
-// lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are ring-like sends.
-enum class AlgorithmFamily { Ring, Tree };
+// (the only collective NCCL runs as a tree), Nvls for in-switch reduction (NVLink SHARP; Simple only: NCCL
+// has no LL or LL128 NVLS kernels), Ring for everything else — NCCL's rings, and the algorithms it lacks
+// (halving-doubling, hierarchical, chains), whose point-to-point steps are ring-like sends.
+enum class AlgorithmFamily { Ring, Tree, Nvls };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
+
+// Whether NCCL has kernels of `family` for `protocol` (Nvls: Simple only; Raw, cclab's own, runs everything).
+inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
+  return family != AlgorithmFamily::Nvls || protocol == Protocol::Simple || protocol == Protocol::Raw;
+}
+
+// The fraction of a GPU's NVSwitch port bandwidth that in-switch reduction and multicast sustain: NCCL 2.30's
+// nvlsEfficiency (src/graph/tuning.cc): Volta and Ampere 0 (no NVLS), Hopper 0.85, Blackwell 0.74.
+double nvls_efficiency(topo::GpuArch arch);
 
 std::string_view to_string(Protocol protocol);
 std::optional<Protocol> parse_protocol(std::string_view text);  // nullopt when unknown

@@ -18,8 +18,12 @@ struct WalkFrame {
   std::span<const double> ready_s;   // empty: all 0
 };
 
-// Declares the connections of the schedule's sends.
+// Declares the connections of the schedule's sends and the switch ports of its switch ops.
 void add_connections(const Schedule& schedule, ConnectionCosts& costs, const WalkFrame& frame = {});
+// Declares the switch ports alone: per member and IR channel, the bytes its switch ops move up to the switch
+// and down (a SwitchReduce sends the member's copy of every member's chunk up and takes its own result down;
+// a SwitchStore sends its chunk up and takes every member's down).
+void add_switch_ports(const Schedule& schedule, ConnectionCosts& costs, const WalkFrame& frame = {});
 
 RunResult walk_alpha_beta(const Schedule& schedule, const ConnectionCosts& costs, const CostParams& params,
                           const WalkFrame& frame = {});

@@ -14,6 +14,7 @@
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/leader_allreduce.hpp"
+#include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
@@ -118,6 +119,18 @@ std::vector<Algorithm> make_registry() {
   add("leader", Collective::AllReduce, "Horovod-style: reduce to a node leader, leaders allreduce, broadcast",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::leader_allreduce(s, planners::node_groups(t), channels_or(o, 1), chunk_of(o, s));
+      });
+  add(
+      "nvls", Collective::AllReduce,
+      "NVLink SHARP: reduction and multicast inside the NVSwitch (one NVLink domain, Hopper or later)",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = needs_world(s, t); !support.ok) return support;
+        if (auto why = planners::nvls_unsupported(t, s.world_size)) return Support::no(*why);
+        return any(s, t, o);
+      },
+      [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(
+            planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {

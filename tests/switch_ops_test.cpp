@@ -1,0 +1,164 @@
+// Switch ops (in-switch reduction and multicast): the IR's rules for them as the verifier enforces them,
+// their JSON form, and NVLS allreduce on the α-β model (where it applies, what it costs against the port's
+// bytes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.hpp"
+#include "engine/check/verifier.hpp"
+#include "engine/ir/schedule_json.hpp"
+#include "engine/model/cost.hpp"
+#include "engine/plan/nvls_allreduce.hpp"
+#include "engine/plan/registry.hpp"
+#include "topology/presets.hpp"
+
+namespace cclab {
+namespace {
+
+Schedule nvls(int world, std::uint64_t count, int channels = 1, std::uint64_t chunk_elems = 0) {
+  return planners::nvls_allreduce(
+      CollectiveSpec{Collective::AllReduce, count, DType::F32, ReduceOp::Sum, 0, world}, channels,
+      chunk_elems);
+}
+
+std::string error_of(const Schedule& s) {
+  const auto e = verify(s);
+  return e ? *e : std::string("(verifies)");
+}
+
+TEST(SwitchOps, NvlsVerifiesInAndOutOfPlace) {
+  for (int world : {2, 3, 5, 8})
+    for (std::uint64_t count : {0, 1, 7, 1001})
+      EXPECT_EQ(error_of(nvls(world, count, 3, 4)), "(verifies)") << "P=" << world << " count " << count;
+}
+
+TEST(SwitchOps, StoreBeforeItsReduceCompletesIsARace) {
+  Schedule s = nvls(4, 64);
+  // Rank 1's store no longer waits for its reduce: it may read its slice before the sum lands.
+  s.ranks[1].ops[1].deps_count = 0;
+  EXPECT_NE(error_of(s).find("race"), std::string::npos) << error_of(s);
+}
+
+TEST(SwitchOps, AMemberWithFewerOpsIsRejected) {
+  Schedule s = nvls(4, 64);
+  s.ranks[2].ops.pop_back();
+  EXPECT_NE(error_of(s).find("switch ops of this group"), std::string::npos) << error_of(s);
+}
+
+TEST(SwitchOps, InstancesMustAgreeOnTheKind) {
+  Schedule s = nvls(4, 64);
+  s.ranks[3].ops[0].kind = OpKind::SwitchStore;
+  EXPECT_NE(error_of(s).find("is switch op 0 of its group"), std::string::npos) << error_of(s);
+}
+
+TEST(SwitchOps, TheGroupMustBeAMember) {
+  Schedule s = nvls(3, 64);
+  for (int r : {1, 2})
+    for (Op& op : s.ranks[r].ops)
+      op.channel = 1;  // ranks 1 and 2 now form group (0, channel 1) without rank 0
+  EXPECT_NE(error_of(s).find("rank 0 has no switch op on channel 1"), std::string::npos) << error_of(s);
+  Schedule t = nvls(3, 64);
+  t.ranks[0].ops[0].peer = 7;
+  EXPECT_NE(error_of(t).find("group 7 is not a rank"), std::string::npos) << error_of(t);
+}
+
+TEST(SwitchOps, AStoreToTheWrongPlaceFailsThePostcondition) {
+  Schedule s = nvls(4, 64);
+  // Rank 2 multicasts its slice over rank 3's: no member ever receives slice 2.
+  s.ranks[2].ops[1].dst = s.ranks[3].ops[1].dst;
+  s.ranks[2].ops[1].src = s.ranks[2].ops[1].dst;
+  EXPECT_NE(error_of(s).find("output["), std::string::npos) << error_of(s);
+}
+
+TEST(SwitchOps, RemoteChunksMustFitEveryMember) {
+  // Reduce-scatter outputs differ in size by rank: a switch op's chunk must lie inside every member's buffer.
+  Schedule s = nvls(4, 64);
+  s.ranks[0].ops[0].src.offset = 60;
+  s.ranks[0].ops[0].dst.offset = 60;
+  s.ranks[0].ops[0].src.count = s.ranks[0].ops[0].dst.count = 16;  // [60, 76) in 64-element buffers
+  EXPECT_NE(error_of(s).find("outside"), std::string::npos) << error_of(s);
+}
+
+// The header's formula: each rank sends S + S/P up to the switch (exact when P divides the count).
+TEST(SwitchOps, NvlsSendsItsPortBytes) {
+  for (int world : {2, 4, 8}) {
+    const std::uint64_t count = 96 * 1024;
+    const Schedule s = nvls(world, count, 4, 1024);
+    const std::uint64_t S = count * 4;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s))
+      EXPECT_EQ(bytes, S + S / world) << "P=" << world;
+  }
+}
+
+TEST(SwitchOps, JsonRoundTrip) {
+  const Schedule s = nvls(5, 77, 2, 3);
+  const Schedule back = schedule_from_json(schedule_to_json(s));
+  ASSERT_EQ(back.ranks.size(), s.ranks.size());
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    ASSERT_EQ(back.ranks[r].ops.size(), s.ranks[r].ops.size());
+    for (OpId i = 0; i < s.ranks[r].ops.size(); ++i) {
+      EXPECT_EQ(back.ranks[r].ops[i].kind, s.ranks[r].ops[i].kind);
+      EXPECT_EQ(back.ranks[r].ops[i].peer, s.ranks[r].ops[i].peer);
+      EXPECT_EQ(back.ranks[r].ops[i].src, s.ranks[r].ops[i].src);
+      EXPECT_EQ(back.ranks[r].ops[i].dst, s.ranks[r].ops[i].dst);
+    }
+  }
+  EXPECT_EQ(error_of(back), "(verifies)");
+}
+
+TEST(Nvls, AppliesInsideOneHopperOrBlackwellNvlinkDomainOnly) {
+  const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls");
+  auto support = [&](const std::string& preset) {
+    const topo::Topology t = topo::make_preset(preset);
+    return a.supports(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, PlanOptions{});
+  };
+  EXPECT_TRUE(support("dgx_h100:1").ok) << support("dgx_h100:1").reason;
+  EXPECT_TRUE(support("dgx_b200:1").ok) << support("dgx_b200:1").reason;
+  EXPECT_FALSE(support("dgx_a100:1").ok);
+  EXPECT_NE(support("dgx_a100:1").reason.find("Hopper"), std::string::npos);
+  EXPECT_FALSE(support("dgx_h100:2").ok);
+  EXPECT_NE(support("dgx_h100:2").reason.find("NVLSTree"), std::string::npos);
+  EXPECT_FALSE(support("pcie_server:1,gpus=4").ok);
+}
+
+// On one DGX H100, a large NVLS allreduce is its port's bytes, S(1 + 1/P) each way, over the port's
+// bandwidth times nvlsEfficiency, after NCCL's 25 µs: the ring moves 2(P-1)/P·S through the same port, so
+// NVLS wins at large sizes and the ring's cheaper launch wins at small ones, as NCCL's tuner chooses.
+TEST(Nvls, CostsThePortBytesAndBeatsTheRingOnlyWhenLarge) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  const int P = static_cast<int>(t.gpus().size());
+  const Algorithm& nvls_algo = require_algorithm(Collective::AllReduce, "nvls");
+  const Algorithm& ring = require_algorithm(Collective::AllReduce, "ring");
+  CostParams params;
+  params.protocol = Protocol::Auto;
+  auto time_of = [&](const Algorithm& a, std::uint64_t bytes) {
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
+    return estimate_cost(a.plan(spec, t, PlanOptions{}), t, params).total_s;
+  };
+  const double S = 1 << 30;
+  const std::size_t port = *topo::nvswitch_port(t, t.gpus()[0]);
+  const double bandwidth = t.effective_bandwidth_Bps(port) * nvls_efficiency(topo::GpuArch::Hopper);
+  const double expected = 25e-6 + S * (1.0 + 1.0 / P) / bandwidth;
+  const double large = time_of(nvls_algo, 1 << 30);
+  EXPECT_NEAR(large / expected, 1.0, 0.03) << large << " s vs " << expected << " s";
+  EXPECT_LT(large * 1.2, time_of(ring, 1 << 30));
+  EXPECT_GT(time_of(nvls_algo, 8 << 10), time_of(ring, 8 << 10));
+}
+
+TEST(Nvls, RunsUnderSimpleOnly) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  const Schedule s = require_algorithm(Collective::AllReduce, "nvls")
+                         .plan(spec_for(t, Collective::AllReduce, 1024, DType::F32), t, {});
+  CostParams params;
+  params.protocol = Protocol::LL;
+  try {
+    estimate_cost(s, t, params);
+    FAIL() << "LL was costed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("simple only"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclab
