@@ -3,6 +3,8 @@
 // nodes.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "engine/check/verifier.hpp"
@@ -51,18 +53,28 @@ void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DTy
   }
 }
 
-// The world a planner runs on: P single-GPU servers, or for a planner that needs an NVLink domain (NVLS) one
-// NVSwitch node of P GPUs.
-topo::Topology world_for(const Algorithm& a, int world) {
-  topo::Topology flat = testing::flat_topology(world);
-  if (a.supports(spec_for(flat, a.collective, 1, DType::F32), flat, PlanOptions{}).ok) return flat;
-  return testing::nvlink_domain_topology(world);
+// The world a planner runs on: P single-GPU servers; for planners that need NVLink domains (NVLS) one
+// NVSwitch node of P GPUs, or several (nvls_tree: the fewest GPUs per node above one that divide P, else
+// one).
+std::optional<topo::Topology> world_for(const Algorithm& a, int world) {
+  int per_node = 1;
+  for (int g = world / 2; g >= 2; --g)
+    if (world % g == 0 && world / g >= 2) per_node = g;
+  for (topo::Topology t :
+       {testing::flat_topology(world), testing::nvlink_domain_topology(world),
+        topo::make_preset(fmt::format("dgx_h100:{},gpus={}", world / per_node, per_node))}) {
+    if (a.supports(spec_for(t, a.collective, 1, DType::F32), t, PlanOptions{}).ok) return t;
+  }
+  return std::nullopt;
 }
 
 TEST_P(PlannerMatrix, VerifiesAndComputesExactly) {
   const Algorithm& a = *GetParam().algorithm;
   const int world = GetParam().world;
-  const topo::Topology t = world_for(a, world);
+  const std::optional<topo::Topology> world_topology = world_for(a, world);
+  if (!world_topology)
+    GTEST_SKIP() << a.name << " applies to no world of " << world << " (one rank, one node)";
+  const topo::Topology& t = *world_topology;
   // Small chunks, so that even small counts are split into several pipeline chunks.
   PlanOptions options;
   options.chunk_bytes = 64;
@@ -98,8 +110,9 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       const topo::Topology t = topo::make_preset(fmt::format(fmt::runtime(pattern), nodes));
       const int world = static_cast<int>(t.gpus().size());
       for (const Algorithm& a : algorithms()) {
-        // NVLS applies inside one Hopper-or-later NVLink domain only (its own tests say where).
-        if (a.name == "nvls" && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok)
+        // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies).
+        if (a.name.starts_with("nvls") &&
+            !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok)
           continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/ir/progress.hpp"
 #include "engine/ir/schedule_json.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
@@ -118,8 +119,46 @@ TEST(Nvls, AppliesInsideOneHopperOrBlackwellNvlinkDomainOnly) {
   EXPECT_FALSE(support("dgx_a100:1").ok);
   EXPECT_NE(support("dgx_a100:1").reason.find("Hopper"), std::string::npos);
   EXPECT_FALSE(support("dgx_h100:2").ok);
-  EXPECT_NE(support("dgx_h100:2").reason.find("NVLSTree"), std::string::npos);
+  EXPECT_NE(support("dgx_h100:2").reason.find("nvls_tree"), std::string::npos);
   EXPECT_FALSE(support("pcie_server:1,gpus=4").ok);
+}
+
+TEST(Nvls, ReduceScatterAndAllgatherThroughTheSwitch) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  for (Collective c : {Collective::ReduceScatter, Collective::AllGather}) {
+    const Algorithm& a = require_algorithm(c, "nvls");
+    const CollectiveSpec spec = spec_for(t, c, 8 * 4096, DType::F32);
+    ASSERT_TRUE(a.supports(spec, t, PlanOptions{}).ok);
+    const Schedule s = a.plan(spec, t, PlanOptions{});
+    EXPECT_EQ(error_of(s), "(verifies)");
+    // Up the port: a reduce-scatter sends the member's copy of the whole vector, an allgather its block.
+    const std::uint64_t S = spec.count * 4;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s))
+      EXPECT_EQ(bytes, c == Collective::ReduceScatter ? S : S / 8) << to_string(c);
+  }
+}
+
+TEST(Nvls, TreeAcrossNodesOnlyWithNvlinkDomainsInEveryNode) {
+  const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls_tree");
+  auto support = [&](const std::string& preset) {
+    const topo::Topology t = topo::make_preset(preset);
+    return a.supports(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, PlanOptions{});
+  };
+  EXPECT_TRUE(support("dgx_h100:2").ok) << support("dgx_h100:2").reason;
+  EXPECT_FALSE(support("dgx_h100:1").ok);  // NCCL turns NVLSTree off on one node; nvls runs it
+  EXPECT_FALSE(support("dgx_a100:2").ok);
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  const Schedule s = a.plan(spec_for(t, Collective::AllReduce, 4096 + 3, DType::F32), t, PlanOptions{});
+  EXPECT_EQ(error_of(s), "(verifies)");
+  // Two switch groups, one per node, never one spanning both.
+  Matching matching;
+  ASSERT_FALSE(check_structure(s, matching));
+  ASSERT_FALSE(matching.instances.empty());
+  for (const auto& instance : matching.instances) {
+    EXPECT_EQ(instance.size(), 8u);
+    for (const OpRef& m : instance)
+      EXPECT_EQ(t.node_of_rank(m.rank), t.node_of_rank(instance[0].rank));
+  }
 }
 
 // On one DGX H100, a large NVLS allreduce is its port's bytes, S(1 + 1/P) each way, over the port's

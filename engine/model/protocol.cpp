@@ -34,8 +34,10 @@ constexpr ProtocolConstants kTreeSimple{0.92, 8.4 * us, {4.0 * us, 4.0 * us, 14.
 
 // NVLS (in-switch reduction) runs under Simple only. NCCL's tuning model gives it a base latency of 0 and an
 // NVLink latency of 25 µs for the whole collective (hwLatencies NVLS row, `lat = intraLat` on one node): the
-// launch here; its per-instance cost is the trip through the switch (the port's latency both ways).
-constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 0}};
+// launch here; its per-instance cost is the trip through the switch (the port's latency both ways). Across
+// nodes (nvls_tree) each tree message on the network costs NVLSTree's network latency, 20.9 µs (NCCL's
+// `lat += intraLat + 2·log2(nNodes)·interLat`: one per tree level up and down).
+constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 20.9 * us}};
 
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
@@ -48,12 +50,15 @@ constexpr double kTreeMaxPerChannel_GBps[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 constexpr double kTreeLL128MaxPerChannel_GBps[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+// perChMaxNVLSTreeBws: NVLSTree's network channels (0 on one node, where NCCL turns NVLSTree off).
+constexpr double kNvlsTreeMaxPerChannel_GBps[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 
 }  // namespace
 
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
   if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
-  if (collective == Collective::AllReduce && algorithm == "nvls") return AlgorithmFamily::Nvls;
+  if (algorithm == "nvls" || algorithm == "nvls_tree") return AlgorithmFamily::Nvls;
   return AlgorithmFamily::Ring;
 }
 
@@ -65,9 +70,11 @@ double nvls_efficiency(topo::GpuArch arch) {
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
                                   std::optional<topo::GpuArch> arch, int nodes, int channels) {
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto || family == AlgorithmFamily::Nvls)
-    return kNone;
+  if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto) return kNone;
   const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
+  // NVLS's point-to-point messages are nvls_tree's network ones: NVLSTree's ceiling per channel.
+  if (family == AlgorithmFamily::Nvls)
+    return nodes <= 1 ? kNone : kNvlsTreeMaxPerChannel_GBps[row][scale] * 1e9;
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
     if (protocol == Protocol::LL) return ll_Bps;

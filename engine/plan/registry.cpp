@@ -14,12 +14,15 @@
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/leader_allreduce.hpp"
+#include "engine/plan/nvls_allgather.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
+#include "engine/plan/nvls_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
 #include "engine/plan/ring_search.hpp"
+#include "engine/plan/switch_pattern.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
 #include "engine/plan/tree_reduce.hpp"
@@ -64,6 +67,18 @@ Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanO
   if (!t.uniform()) return Support::no("nodes have different GPU counts");
   if (o.inter != "ring" && o.inter != "tree")
     return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
+  return Support::yes();
+}
+
+// NVLS: every rank in one Hopper-or-later NVLink domain (one node's NVSwitch).
+Support one_nvlink_domain(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
+  if (auto s = needs_world(spec, t); !s.ok) return s;
+  if (t.num_nodes() > 1) {
+    return Support::no(
+        "the ranks span several nodes: NVLS reduces inside one NVLink domain (across nodes: "
+        "nvls_tree for allreduce)");
+  }
+  if (auto why = planners::nvls_unsupported(t)) return Support::no(*why);
   return Support::yes();
 }
 
@@ -120,17 +135,26 @@ std::vector<Algorithm> make_registry() {
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::leader_allreduce(s, planners::node_groups(t), channels_or(o, 1), chunk_of(o, s));
       });
-  add(
-      "nvls", Collective::AllReduce,
+  add("nvls", Collective::AllReduce,
       "NVLink SHARP: reduction and multicast inside the NVSwitch (one NVLink domain, Hopper or later)",
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        if (auto support = needs_world(s, t); !support.ok) return support;
-        if (auto why = planners::nvls_unsupported(t, s.world_size)) return Support::no(*why);
-        return any(s, t, o);
-      },
-      [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(
             planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
+      });
+  add(
+      "nvls_tree", Collective::AllReduce,
+      "NCCL's NVLSTree: NVLS reduce-scatter inside nodes, a tree across nodes per local rank, NVLS allgather",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+        if (t.num_nodes() < 2)
+          return Support::no("one node: nvls runs it (NCCL turns NVLSTree off there too)");
+        if (auto why = planners::nvls_unsupported(t)) return Support::no(*why);
+        return Support::yes();
+      },
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return planners::hierarchical_allreduce(s, planners::node_groups(t), planners::InterAlgorithm::Tree,
+                                                channels_or(o, std::max(2, nics_per_node(t))), chunk_of(o, s),
+                                                planners::IntraAlgorithm::Nvls);
       });
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
@@ -141,9 +165,19 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_reduce_scatter(s, rings_for(t, o), chunk_of(o, s));
       });
+  add("nvls", Collective::ReduceScatter, "NVLink SHARP: each GPU's block reduced inside the NVSwitch",
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(
+            planners::nvls_reduce_scatter(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
+      });
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_allgather(s, rings_for(t, o), chunk_of(o, s));
+      });
+  add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(
+            planners::nvls_allgather(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {

@@ -1,0 +1,48 @@
+// The pattern NVLS collectives share (NVLink SHARP, NCCL's NVLS algorithms, 2.17+, on Hopper and later GPUs
+// whose NVSwitch supports multicast): member r owns block r of the balanced partition of the vector; channel
+// c takes part c of every block, cut into rounds of about `round_elems` elements (round_elems / P per member,
+// at least 1; 0: one round per channel); in each round every member reduces its sub-range through the switch
+// (SwitchReduce: multimem.ld_reduce, the switch reads that range from every member and returns the sum)
+// and/or multicasts it (SwitchStore: multimem.st, the switch writes it into every member). Every member runs
+// as many rounds on a channel (a member whose part is shorter runs empty ops): an instance needs all of them.
+// Rounds pipeline on their channel: a round's reduce starts while the previous round's store is on the wire,
+// which uses the other direction of the GPU's port most.
+//
+// A round is what one channel moves through the switch per step: the default 1 MiB chunk at P = 8 gives
+// 128 KiB per member, NCCL's NVLS chunk (NCCL_NVLS_CHUNKSIZE). Rounds much larger than that leave one
+// direction of the port idle while the first round's reduce and the last round's store run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/ir/compact.hpp"
+#include "topology/topology.hpp"
+
+namespace cclab::planners {
+
+// NCCL's default NVLS channel count on Hopper (its init log: "NVLS multicast support is available on dev N
+// (NVLS_NCHANNELS 16)").
+inline constexpr int kNvlsDefaultChannels = 16;
+
+// Which steps a switch schedule runs and where each reads and writes. Reduce sources and store destinations
+// are at the same offsets on every member (the switch reaches them all): they must be full-vector places.
+struct SwitchRoles {
+  bool reduce = true;                    // SwitchReduce of the member's range
+  bool store = true;                     // then SwitchStore of it
+  RolePlace reduce_src{Buffer::Input};   // every member's contribution
+  RolePlace reduce_dst{Buffer::Output};  // the member's reduced range
+  RolePlace store_src{Buffer::Output};   // what the member multicasts
+  RolePlace store_dst{Buffer::Output};   // where it lands on every member
+};
+
+// The explicit programs of `spec` (its count is the full vector; its world the members) for `roles`.
+Schedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, const SwitchRoles& roles,
+                        int channels, std::uint64_t round_elems);
+
+// Why NVLS cannot run on `t`, or nullopt when it can: its GPUs have in-switch reduction (protocol.hpp:
+// nvls_efficiency > 0) and every node's GPUs have ports on one NVSwitch of that node (its NVLink domain).
+std::optional<std::string> nvls_unsupported(const topo::Topology& t);
+
+}  // namespace cclab::planners
