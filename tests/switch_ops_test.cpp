@@ -108,12 +108,15 @@ TEST(SwitchOps, JsonRoundTrip) {
   EXPECT_EQ(error_of(back), "(verifies)");
 }
 
+// Whether the allreduce `algorithm` applies on a preset.
+Support allreduce_support(const std::string& algorithm, const std::string& preset) {
+  const topo::Topology t = topo::make_preset(preset);
+  return require_algorithm(Collective::AllReduce, algorithm)
+      .supports(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, PlanOptions{});
+}
+
 TEST(Nvls, AppliesInsideOneHopperOrBlackwellNvlinkDomainOnly) {
-  const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls");
-  auto support = [&](const std::string& preset) {
-    const topo::Topology t = topo::make_preset(preset);
-    return a.supports(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, PlanOptions{});
-  };
+  auto support = [](const std::string& preset) { return allreduce_support("nvls", preset); };
   EXPECT_TRUE(support("dgx_h100:1").ok) << support("dgx_h100:1").reason;
   EXPECT_TRUE(support("dgx_b200:1").ok) << support("dgx_b200:1").reason;
   EXPECT_FALSE(support("dgx_a100:1").ok);
@@ -140,10 +143,7 @@ TEST(Nvls, ReduceScatterAndAllgatherThroughTheSwitch) {
 
 TEST(Nvls, TreeAcrossNodesOnlyWithNvlinkDomainsInEveryNode) {
   const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls_tree");
-  auto support = [&](const std::string& preset) {
-    const topo::Topology t = topo::make_preset(preset);
-    return a.supports(spec_for(t, Collective::AllReduce, 1 << 20, DType::F32), t, PlanOptions{});
-  };
+  auto support = [](const std::string& preset) { return allreduce_support("nvls_tree", preset); };
   EXPECT_TRUE(support("dgx_h100:2").ok) << support("dgx_h100:2").reason;
   EXPECT_FALSE(support("dgx_h100:1").ok);  // NCCL turns NVLSTree off on one node; nvls runs it
   EXPECT_FALSE(support("dgx_a100:2").ok);
