@@ -32,13 +32,9 @@ struct TrainArgs {
 // else the α-β model.
 double predict_seconds(const CompactSchedule& schedule, const topo::Topology& topology, double reduce_Bps,
                        bool on_cpus) {
-  CostParams cost;
-  cost.reduce_Bps = reduce_Bps;
-  cost.copy_Bps = 2 * reduce_Bps;
-  if (on_cpus) {
-    cost.one_core_per_rank = true;
-    return estimate_compact_cost(schedule, topology, cost).total_s;
-  }
+  CostParams cost = cpu_rank_costs(reduce_Bps);
+  if (on_cpus) return estimate_compact_cost(schedule, topology, cost).total_s;
+  cost.one_core_per_rank = false;
 #if CCLAB_HAVE_SIMGRID
   sim::SimParams params;
   params.compute = cost;

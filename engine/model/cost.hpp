@@ -42,6 +42,18 @@ struct CostParams {
   bool one_core_per_rank = false;
 };
 
+// What ranks on CPU cores cost (MPI ranks, `train --validate` and `bench --predict` on them): one core per
+// rank, reductions at the rate measured on the machine (bytes of result per second), copies at twice it (a
+// copy reads one operand where a reduction reads two: the a+b loop and copy loop of shared/design.md, 14 and
+// 21 GB/s here, are close to that ratio).
+inline CostParams cpu_rank_costs(double reduce_Bps) {
+  CostParams cost;
+  cost.reduce_Bps = reduce_Bps;
+  cost.copy_Bps = 2 * reduce_Bps;
+  cost.one_core_per_rank = true;
+  return cost;
+}
+
 // One α-β run of a schedule under one concrete protocol.
 struct ProtocolRun {
   Protocol protocol = Protocol::Raw;

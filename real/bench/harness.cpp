@@ -32,6 +32,7 @@
 #include "engine/plan/selection.hpp"
 #include "engine/whatif/nccl_tests_log.hpp"
 #include "real/check_data.hpp"
+#include "real/mpi/point_to_point.hpp"
 #include "real/mpi/transport.hpp"
 #include "real/transports.hpp"
 #include "topology/presets.hpp"
@@ -128,6 +129,8 @@ class Bench {
         throw ConfigError(fmt::format("--predict {} has {} GPUs, the MPI world {} ranks", args.predict,
                                       predict_topology_->gpus().size(), world.size()));
       }
+      // Ranks on CPUs reduce on their cores: the model needs the rate this machine reaches (collective).
+      if (!engine_->on_device()) cpu_reduce_Bps_ = measure_reduce_throughput(world);
     }
     options_.chunk_bytes = parse_size_bytes(args.chunk);
     options_.channels = args.channels;
@@ -373,8 +376,12 @@ class Bench {
     return m;
   }
 
-  // The same schedule's time on the --predict topology: the injected simulator, else the α-β model.
+  // The same schedule's time on the --predict topology. Ranks on CPUs: the α-β model with one core per rank
+  // and the measured reduction rate (as `train --validate`); on GPUs the injected simulator, else the α-β
+  // model.
   double predict_us(const CompactSchedule& schedule) {
+    if (cpu_reduce_Bps_)
+      return estimate_compact_cost(schedule, *predict_topology_, cpu_rank_costs(*cpu_reduce_Bps_)).total_s * 1e6;
     if (args_.simulate) return args_.simulate(schedule, *predict_topology_, Protocol::Raw) * 1e6;
     return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
   }
@@ -440,6 +447,7 @@ class Bench {
   std::string topology_spec_;
   std::shared_ptr<const topo::Topology> topology_;
   std::shared_ptr<const topo::Topology> predict_topology_;
+  std::optional<double> cpu_reduce_Bps_;  // --predict on CPU ranks: the measured reduction rate
   PlanOptions options_;
   std::vector<std::string> names_;
 #if CCLAB_HAVE_GLOO

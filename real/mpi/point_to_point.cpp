@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/exec/reduce_kernels.hpp"
 #include "real/mpi/transport.hpp"
 
 namespace cclab::real {
@@ -102,6 +104,19 @@ Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& sa
     }
   };
   return {intra, inter, std::make_shared<const topo::Topology>(Build{world, intra, inter})};
+}
+
+double measure_reduce_throughput(const MpiWorld&) {
+  const std::size_t n = 1 << 20;
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    const double start = MPI_Wtime();
+    reduce(DType::F32, ReduceOp::Sum, a.data(), a.data(), b.data(), n);
+    best = std::min(best, MPI_Wtime() - start);
+  }
+  return n * 4 / best;
 }
 
 }  // namespace cclab::real

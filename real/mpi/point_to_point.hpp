@@ -28,6 +28,11 @@ PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& tra
                                            const std::vector<std::uint64_t>& sizes, int iters,
                                            double timeout_s, Load load = Load::Isolated);
 
+// Bytes of result per second of a CPU reduction (f32 sum, 4 MiB operands), measured while every rank does
+// the same, as in a collective (the fastest of five): the reduction rate predictions of CPU ranks use.
+// Collective: every rank calls it and gets its own rate.
+double measure_reduce_throughput(const MpiWorld& world);
+
 // The calibrated topology of `world` from those samples (rank 0 only): α-β fits per intra/inter-node pair.
 struct Calibration {
   LinearFit intra;

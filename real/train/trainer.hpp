@@ -246,7 +246,6 @@ class Trainer {
 
   // Bytes of result per second of the reduction this rank runs (f32 sum, 4 MiB operands), measured while
   // every rank does the same, as in a collective.
-  double measure_reduce_throughput();
 
   // --- Gloo, side by side. ---
 

@@ -111,7 +111,7 @@ void Trainer::predict_buckets() {
     if (rank_ == 0) calibrated = fit_calibration(world_, samples).topology;
     source = "in-process ping-pong, all rank pairs at once";
   }
-  const double reduce_Bps = measure_reduce_throughput();
+  const double reduce_Bps = measure_reduce_throughput(world_);
   const std::vector<double> isolated = isolated_bucket_seconds();
   if (rank_ != 0 || !calibrated) return;
   print0(
@@ -176,20 +176,6 @@ std::vector<double> Trainer::isolated_bucket_seconds() {
   return result;
 }
 
-// Bytes of result per second of the reduction this rank runs (f32 sum, 4 MiB operands), measured while
-// every rank does the same, as in a collective.
-double Trainer::measure_reduce_throughput() {
-  const std::size_t n = 1 << 20;
-  std::vector<float> a(n, 1.0f), b(n, 2.0f);
-  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  double best = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    const auto start = Clock::now();
-    reduce(DType::F32, ReduceOp::Sum, a.data(), a.data(), b.data(), n);
-    best = std::min(best, seconds_since(start));
-  }
-  return n * 4 / best;
-}
 
 void Trainer::compare_gloo(int start_step) {
 #if CCLAB_HAVE_GLOO
