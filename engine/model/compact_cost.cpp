@@ -95,8 +95,8 @@ std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, c
 
 // Lanes that share a pass (the leader's 2,048 intra-node reductions, hierarchical's 2,048 intra-node rings)
 // often see the same thing: the same ready times up to a shift and the same cost on every connection
-// (member, peer, channel). The walk and the ring recurrence are max and + of those, so the ends are the first
-// lane's shifted alike (to rounding): time once, reuse.
+// (member, peer, channel) and switch port (member, channel). The walk and the ring recurrence are max and +
+// of those, so the ends are the first lane's shifted alike (to rounding): time once, reuse.
 class LaneMemo {
  public:
   explicit LaneMemo(const ConnectionCosts* costs) : costs_(costs) {}
@@ -116,6 +116,13 @@ class LaneMemo {
         if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps)
           return std::nullopt;
       }
+      for (std::size_t i = 0; i < w.ports.size(); ++i) {
+        const auto [m, c] = w.ports[i];
+        const ConnectionCosts::SwitchPort& x = costs_->switch_port(lane.ranks[m], c);
+        const ConnectionCosts::SwitchPort& y = w.port_costs[i];
+        if (x.latency_s != y.latency_s || x.up_Bps != y.up_Bps || x.down_Bps != y.down_Bps)
+          return std::nullopt;
+      }
     }
     std::vector<double> end(w.end);
     for (double& e : end)
@@ -124,15 +131,25 @@ class LaneMemo {
   }
 
   void remember(const Lane& lane, std::span<const double> ready, const std::vector<double>& end) {
-    Walked w{{ready.begin(), ready.end()}, end, {}, {}};
+    Walked w{{ready.begin(), ready.end()}, end, {}, {}, {}, {}};
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
       w.connections.emplace_back(a, b, channel);
     });
     std::sort(w.connections.begin(), w.connections.end());
     w.connections.erase(std::unique(w.connections.begin(), w.connections.end()), w.connections.end());
-    if (costs_)
+    if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get())) {
+      for (int m = 0; m < x->members(); ++m)
+        for (const Op& op : x->programs.ranks[m].ops)
+          if (is_switch(op.kind)) w.ports.emplace_back(m, static_cast<int>(op.channel));
+      std::sort(w.ports.begin(), w.ports.end());
+      w.ports.erase(std::unique(w.ports.begin(), w.ports.end()), w.ports.end());
+    }
+    if (costs_) {
       for (const auto& [a, b, c] : w.connections)
         w.costs.push_back(costs_->at(lane.ranks[a], lane.ranks[b], c));
+      for (const auto& [m, c] : w.ports)
+        w.port_costs.push_back(costs_->switch_port(lane.ranks[m], c));
+    }
     walked_.insert_or_assign(lane.pass.get(), std::move(w));
   }
 
@@ -141,6 +158,8 @@ class LaneMemo {
     std::vector<double> ready, end;
     std::vector<std::tuple<int, int, int>> connections;  // (member, peer, IR channel)
     std::vector<ConnectionCost> costs;
+    std::vector<std::pair<int, int>> ports;  // (member, IR channel) of switch ops
+    std::vector<ConnectionCosts::SwitchPort> port_costs;
   };
   const ConnectionCosts* costs_;
   std::unordered_map<const Pass*, Walked> walked_;
@@ -157,9 +176,6 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
       ++lanes_of_pass[lane.pass.get()];
-  // The memo compares point-to-point connections only: lanes with switch ops are walked each.
-  for (auto& [pass, lanes] : lanes_of_pass)
-    if (lanes > 1 && has_switch_ops(*pass)) lanes = 1;
   std::vector<double> ready;
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {

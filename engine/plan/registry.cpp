@@ -154,7 +154,8 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         // A double binary tree per local rank, each over its own NIC (as hierarchical's inter trees).
         return planners::hierarchical_allreduce(s, planners::node_groups(t), planners::InterAlgorithm::Tree,
-                                                channels_or(o, 1), chunk_of(o, s), planners::IntraAlgorithm::Nvls);
+                                                channels_or(o, 1), chunk_of(o, s),
+                                                planners::IntraAlgorithm::Nvls);
       });
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {

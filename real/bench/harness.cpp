@@ -381,7 +381,8 @@ class Bench {
   // model.
   double predict_us(const CompactSchedule& schedule) {
     if (cpu_reduce_Bps_)
-      return estimate_compact_cost(schedule, *predict_topology_, cpu_rank_costs(*cpu_reduce_Bps_)).total_s * 1e6;
+      return estimate_compact_cost(schedule, *predict_topology_, cpu_rank_costs(*cpu_reduce_Bps_)).total_s *
+             1e6;
     if (args_.simulate) return args_.simulate(schedule, *predict_topology_, Protocol::Raw) * 1e6;
     return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
   }
