@@ -21,6 +21,10 @@ void expect_same(const Algorithm& a, const topo::Topology& t, std::uint64_t coun
   const CollectiveSpec spec =
       spec_for(t, a.collective, count, DType::F32, ReduceOp::Sum, t.gpus().size() / 2);
   if (!a.supports(spec, t, o).ok) return;
+  // NVLS and PAT have Simple kernels only: asking for LL or LL128 is refused (tests/switch_ops_test.cpp).
+  if (params.protocol != Protocol::Auto &&
+      !family_runs(algorithm_family(a.collective, a.name), params.protocol))
+    return;
   const std::string what =
       fmt::format("{} {} on {}: count {} chunk {} channels {} inter {} reduce {}", to_string(a.collective),
                   a.name, t.name(), count, o.chunk_bytes, o.channels, o.inter, params.reduce_Bps);

@@ -110,10 +110,10 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       const topo::Topology t = topo::make_preset(fmt::format(fmt::runtime(pattern), nodes));
       const int world = static_cast<int>(t.gpus().size());
       for (const Algorithm& a : algorithms()) {
-        // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies).
-        if (a.name.starts_with("nvls") &&
-            !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok)
-          continue;
+        // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies), PAT
+        // one GPU per node, as in NCCL; every other planner runs everywhere.
+        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat";
+        if (hardware_bound && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok) continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;
       }

@@ -208,7 +208,7 @@ RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
 
 std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, AlgorithmFamily family) {
   if (requested != Protocol::Auto) return {requested};
-  if (family == AlgorithmFamily::Nvls) return {Protocol::Simple};
+  if (!family_runs(family, Protocol::LL)) return {Protocol::Simple};
   std::vector<Protocol> out;
   for (Protocol p : kNcclProtocols)
     if (protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);

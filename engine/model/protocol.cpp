@@ -39,6 +39,12 @@ constexpr ProtocolConstants kTreeSimple{0.92, 8.4 * us, {4.0 * us, 4.0 * us, 14.
 // `lat += intraLat + 2·log2(nNodes)·interLat`: one per tree level up and down).
 constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 20.9 * us}};
 
+// PAT runs under Simple only (its LL and LL128 latencies are 0 in the table): base latency 8.0 µs, step
+// latency NVLink 4.0, PCIe 4.0, network 14 µs, and its bus bandwidth times 0.75 (tuning.cc: `busBw *= 0.75`
+// for PAT), taken as its wire efficiency. (NCCL's PAT latency formula, log2(nNodes)·interLat/3.5 +
+// nRanks·2.8, is its closed form of the same steps; the walk times them itself.)
+constexpr ProtocolConstants kPatSimple{0.75, 8.0 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
+
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
 constexpr double kLLMaxBusBw_GBps[4][3] = {
@@ -59,6 +65,7 @@ constexpr double kNvlsTreeMaxPerChannel_GBps[4][3] = {
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
   if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
   if (algorithm == "nvls" || algorithm == "nvls_tree") return AlgorithmFamily::Nvls;
+  if (collective == Collective::AllGather && algorithm == "pat") return AlgorithmFamily::Pat;
   return AlgorithmFamily::Ring;
 }
 
@@ -75,6 +82,7 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   // NVLS's point-to-point messages are nvls_tree's network ones: NVLSTree's ceiling per channel.
   if (family == AlgorithmFamily::Nvls)
     return nodes <= 1 ? kNone : kNvlsTreeMaxPerChannel_GBps[row][scale] * 1e9;
+  if (family == AlgorithmFamily::Pat) return kNone;  // PAT has no per-channel table
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
     if (protocol == Protocol::LL) return ll_Bps;
@@ -133,11 +141,12 @@ RouteClass route_class(const topo::Route& route, const topo::Topology& topology)
 }
 
 const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily family) {
-  if (family == AlgorithmFamily::Nvls && protocol != Protocol::Auto) {
+  if ((family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat) && protocol != Protocol::Auto) {
+    const bool nvls = family == AlgorithmFamily::Nvls;
     if (protocol == Protocol::Raw) return kRaw;
-    if (protocol == Protocol::Simple) return kNvlsSimple;
-    throw ConfigError(fmt::format("nvls runs under simple only, not {}: NCCL has no LL or LL128 NVLS kernels",
-                                  to_string(protocol)));
+    if (protocol == Protocol::Simple) return nvls ? kNvlsSimple : kPatSimple;
+    throw ConfigError(fmt::format("{} runs under simple only, not {}: NCCL has no LL or LL128 {} kernels",
+                                  nvls ? "nvls" : "pat", to_string(protocol), nvls ? "NVLS" : "PAT"));
   }
   const bool tree = family == AlgorithmFamily::Tree;
   switch (protocol) {

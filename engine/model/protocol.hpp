@@ -33,14 +33,17 @@ inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protoco
 
 // Which of NCCL's kernel families a schedule's messages run in: Tree for the double binary tree allreduce
 // (the only collective NCCL runs as a tree), Nvls for in-switch reduction (NVLink SHARP; Simple only: NCCL
-// has no LL or LL128 NVLS kernels), Ring for everything else — NCCL's rings, and the algorithms it lacks
-// (halving-doubling, hierarchical, chains), whose point-to-point steps are ring-like sends.
-enum class AlgorithmFamily { Ring, Tree, Nvls };
+// has no LL or LL128 NVLS kernels), Pat for PAT allgather (Simple only), Ring for everything else — NCCL's
+// rings, and the algorithms it lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are
+// ring-like sends.
+enum class AlgorithmFamily { Ring, Tree, Nvls, Pat };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
-// Whether NCCL has kernels of `family` for `protocol` (Nvls: Simple only; Raw, cclab's own, runs everything).
+// Whether NCCL has kernels of `family` for `protocol` (Nvls and Pat: Simple only; Raw, cclab's own, runs
+// everything).
 inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
-  return family != AlgorithmFamily::Nvls || protocol == Protocol::Simple || protocol == Protocol::Raw;
+  const bool simple_only = family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat;
+  return !simple_only || protocol == Protocol::Simple || protocol == Protocol::Raw;
 }
 
 // The fraction of a GPU's NVSwitch port bandwidth that in-switch reduction and multicast sustain: NCCL 2.30's

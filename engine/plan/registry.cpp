@@ -17,6 +17,7 @@
 #include "engine/plan/nvls_allgather.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/nvls_reduce_scatter.hpp"
+#include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
@@ -174,6 +175,17 @@ std::vector<Algorithm> make_registry() {
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_allgather(s, rings_for(t, o), chunk_of(o, s));
+      });
+  add(
+      "pat", Collective::AllGather, "NCCL's PAT: Bruck's log-step allgather (one GPU per node)",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = any(s, t, o); !support.ok) return support;
+        if (t.max_gpus_per_node() > 1)
+          return Support::no("NCCL runs PAT with one GPU per node only (nodes here have several)");
+        return Support::yes();
+      },
+      [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
+        return explicit_plan(planners::pat_allgather(s));
       });
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
