@@ -17,6 +17,7 @@
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/pat_allgather.hpp"
+#include "engine/plan/pat_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
@@ -74,6 +75,17 @@ TEST(Formulas, PatAllgather) {
   for (int p : kWorlds) {
     const std::uint64_t count = 12ULL * p;
     const Schedule s = pat_allgather(spec(Collective::AllGather, p, count));
+    EXPECT_EQ(count_steps(s), static_cast<int>(std::ceil(std::log2(p)))) << p;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s))
+      EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;
+    EXPECT_FALSE(verify(s)) << p;
+  }
+}
+
+TEST(Formulas, PatReduceScatter) {
+  for (int p : kWorlds) {
+    const std::uint64_t count = 12ULL * p;
+    const Schedule s = pat_reduce_scatter(spec(Collective::ReduceScatter, p, count));
     EXPECT_EQ(count_steps(s), static_cast<int>(std::ceil(std::log2(p)))) << p;
     for (std::uint64_t bytes : bytes_sent_per_rank(s))
       EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;

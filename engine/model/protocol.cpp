@@ -65,7 +65,7 @@ constexpr double kNvlsTreeMaxPerChannel_GBps[4][3] = {
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
   if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
   if (algorithm == "nvls" || algorithm == "nvls_tree") return AlgorithmFamily::Nvls;
-  if (collective == Collective::AllGather && algorithm == "pat") return AlgorithmFamily::Pat;
+  if (algorithm == "pat") return AlgorithmFamily::Pat;
   return AlgorithmFamily::Ring;
 }
 

@@ -18,6 +18,7 @@
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/nvls_reduce_scatter.hpp"
 #include "engine/plan/pat_allgather.hpp"
+#include "engine/plan/pat_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
@@ -68,6 +69,14 @@ Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanO
   if (!t.uniform()) return Support::no("nodes have different GPU counts");
   if (o.inter != "ring" && o.inter != "tree")
     return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
+  return Support::yes();
+}
+
+// PAT: one GPU per node, where NCCL runs it.
+Support one_gpu_per_node(const CollectiveSpec& spec, const Topology& t, const PlanOptions& o) {
+  if (auto support = any(spec, t, o); !support.ok) return support;
+  if (t.max_gpus_per_node() > 1)
+    return Support::no("NCCL runs PAT with one GPU per node only (nodes here have several)");
   return Support::yes();
 }
 
@@ -167,6 +176,11 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_reduce_scatter(s, rings_for(t, o), chunk_of(o, s));
       });
+  add("pat", Collective::ReduceScatter,
+      "NCCL's PAT: Bruck's exchange backwards, partials summed on the way (one GPU per node)",
+      one_gpu_per_node, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
+        return explicit_plan(planners::pat_reduce_scatter(s));
+      });
   add("nvls", Collective::ReduceScatter, "NVLink SHARP: each GPU's block reduced inside the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(
@@ -176,15 +190,8 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_allgather(s, rings_for(t, o), chunk_of(o, s));
       });
-  add(
-      "pat", Collective::AllGather, "NCCL's PAT: Bruck's log-step allgather (one GPU per node)",
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        if (auto support = any(s, t, o); !support.ok) return support;
-        if (t.max_gpus_per_node() > 1)
-          return Support::no("NCCL runs PAT with one GPU per node only (nodes here have several)");
-        return Support::yes();
-      },
-      [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
+  add("pat", Collective::AllGather, "NCCL's PAT: Bruck's log-step allgather (one GPU per node)",
+      one_gpu_per_node, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::pat_allgather(s));
       });
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
