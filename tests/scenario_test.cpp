@@ -184,7 +184,7 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_NE(
       error_of(std::string(kBase) + "  sync: zero\n")
           .find("s.yaml:9: communication.algorithm: 'tree' cannot plan the reduce-scatter and allgather of "
-                "sync: zero (valid: auto, ring, nvls)"),
+                "sync: zero (valid: auto, ring, pat, nvls)"),
       std::string::npos);
   EXPECT_NE(error_of(kBase, {"communication.algorithm=[ring, rign]"})
                 .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, ring"),

@@ -128,6 +128,12 @@ Op make_op(OpKind kind, int peer, int channel, Chunk src, Chunk dst) {
 OpId ProgramBuilder::send(int peer, int channel, Chunk src, Deps deps) {
   return program_.add(make_op(OpKind::Send, peer, channel, src, {}), std::span(deps.begin(), deps.size()));
 }
+OpId ProgramBuilder::send(int peer, int channel, Chunk src, std::span<const OpId> deps) {
+  return program_.add(make_op(OpKind::Send, peer, channel, src, {}), deps);
+}
+OpId ProgramBuilder::recv_reduce(int peer, int channel, Chunk src, Chunk dst, std::span<const OpId> deps) {
+  return program_.add(make_op(OpKind::RecvReduce, peer, channel, src, dst), deps);
+}
 OpId ProgramBuilder::recv(int peer, int channel, Chunk dst, Deps deps) {
   return program_.add(make_op(OpKind::Recv, peer, channel, {}, dst), std::span(deps.begin(), deps.size()));
 }

@@ -151,8 +151,10 @@ class ProgramBuilder {
   using Deps = std::initializer_list<OpId>;
 
   OpId send(int peer, int channel, Chunk src, Deps deps = {});
+  OpId send(int peer, int channel, Chunk src, std::span<const OpId> deps);
   OpId recv(int peer, int channel, Chunk dst, Deps deps = {});
   OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps = {});
+  OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, std::span<const OpId> deps);
   // Local ops belong to a channel too: they start in that channel's order, with the transfers they feed.
   OpId copy(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
   OpId local_reduce(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);

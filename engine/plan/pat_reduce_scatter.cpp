@@ -3,27 +3,17 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/plan/patterns.hpp"
+
 namespace cclab::planners {
 
 Schedule pat_reduce_scatter(const CollectiveSpec& spec) {
   Schedule s = empty_schedule(spec, "pat");
   const int world = spec.world_size;
-  // Blocks first .. first+n-1 (mod P) of the partials in scratch, as at most two chunks (the run may wrap).
   auto blocks = [&](int first, int n) {
-    std::vector<Chunk> out;
-    const int head = std::min(n, world - first);
-    const ElemRange a = partition(spec.count, world, first),
-                    b = partition(spec.count, world, first + head - 1);
-    out.push_back(Chunk{Buffer::Scratch, a.offset, b.end() - a.offset});
-    if (n > head) {
-      const ElemRange c = partition(spec.count, world, 0), d = partition(spec.count, world, n - head - 1);
-      out.push_back(Chunk{Buffer::Scratch, c.offset, d.end() - c.offset});
-    }
-    return out;
+    return wrapped_blocks(spec.count, world, first, n, Buffer::Scratch);
   };
-  std::vector<int> distances;
-  for (int d = 1; d < world; d *= 2)
-    distances.push_back(d);
+  std::vector<int> distances = bruck_distances(world);
   std::reverse(distances.begin(), distances.end());
   for (int r = 0; r < world; ++r) {
     Program& p = s.ranks[r];
@@ -34,22 +24,12 @@ Schedule pat_reduce_scatter(const CollectiveSpec& spec) {
     for (const int d : distances) {
       const int n = std::min(d, world - d);
       const int to = (r + d) % world, from = (r - d + world) % world;
-      for (const Chunk& c : blocks(to, n)) {
-        Op send;
-        send.kind = OpKind::Send;
-        send.peer = to;
-        send.src = c;
-        b.add(send, written);
-      }
+      for (const Chunk& c : blocks(to, n))
+        b.send(to, 0, c, written);
       // Receives add into blocks r .. r+n-1, which earlier steps' receives wrote too: after all of them.
       std::vector<OpId> received;
-      for (const Chunk& c : blocks(r, n)) {
-        Op sum;
-        sum.kind = OpKind::RecvReduce;
-        sum.peer = from;
-        sum.src = sum.dst = c;
-        received.push_back(b.add(sum, written));
-      }
+      for (const Chunk& c : blocks(r, n))
+        received.push_back(b.recv_reduce(from, 0, c, c, written));
       written.insert(written.end(), received.begin(), received.end());
     }
     const ElemRange own = partition(spec.count, world, r);

@@ -4,6 +4,25 @@
 
 namespace cclab::planners {
 
+std::vector<Chunk> wrapped_blocks(std::uint64_t count, int world, int first, int n, Buffer buffer) {
+  std::vector<Chunk> out;
+  const int head = std::min(n, world - first);
+  const ElemRange a = partition(count, world, first), b = partition(count, world, first + head - 1);
+  out.push_back(Chunk{buffer, a.offset, b.end() - a.offset});
+  if (n > head) {
+    const ElemRange c = partition(count, world, 0), d = partition(count, world, n - head - 1);
+    out.push_back(Chunk{buffer, c.offset, d.end() - c.offset});
+  }
+  return out;
+}
+
+std::vector<int> bruck_distances(int world) {
+  std::vector<int> out;
+  for (int d = 1; d < world; d *= 2)
+    out.push_back(d);
+  return out;
+}
+
 std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
   // World ranks are ordered by (node, local rank), so a node's ranks are one run. One pass over the ranks,
   // not a loop over node indices: those need not be dense (fuzz/topology_yaml_fuzz found a file with node

@@ -12,6 +12,13 @@
 
 namespace cclab::planners {
 
+// Blocks first .. first+n-1 (mod P) of the balanced partition of `count` elements into `world` blocks, in
+// `buffer`, as at most two contiguous chunks (the run may wrap past the last block): Bruck's exchanges.
+std::vector<Chunk> wrapped_blocks(std::uint64_t count, int world, int first, int n, Buffer buffer);
+
+// Bruck's distances, 1, 2, 4, ... below `world`.
+std::vector<int> bruck_distances(int world);
+
 // Ring orders from the topology: engine/plan/ring_search.hpp.
 std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 
