@@ -227,6 +227,7 @@ class Driver {
     bool wake_pending = false;  // pipelined: a timer to admit the next message is running
   };
   static constexpr int kNcclSteps = 8;
+  static constexpr double kTimingPrecision_s = 1e-9;  // SimGrid's precision/timing default
 
   static std::uint64_t op_key(int rank, OpId op) {
     return (static_cast<std::uint64_t>(rank) << 40) | static_cast<std::uint64_t>(op);
@@ -309,7 +310,9 @@ class Driver {
       const Op& send = s_.ranks[t.rank].ops[t.op];
       const double payload = send.src.count * elem_;
       if (pipelined_) {
-        if (now() < conn.wire_free_s) {
+        // SimGrid completes an activity shorter than its timing precision (1e-9 s) without moving the clock:
+        // a wake-up for less than that would come back at the same instant, again and again.
+        if (conn.wire_free_s - now() > kTimingPrecision_s) {
           if (!conn.wake_pending) {
             conn.wake_pending = true;
             launch(sg4::Exec::init()

@@ -106,6 +106,26 @@ TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
   }
 }
 
+// PAT on 16 single-GPU H100 nodes, op by op. The reduce-scatter once hung the simulator: a pipelined
+// connection's wake-up shorter than SimGrid's timing precision came back at the same instant, forever.
+TEST(SimVsAlphaBeta, PatAgrees) {
+  CostParams cost;
+  cost.protocol = Protocol::Simple;
+  sim::SimParams params;
+  params.protocol = Protocol::Simple;
+  const topo::Topology t = topo::make_preset("dgx_h100:16,gpus=1");
+  for (Collective c : {Collective::AllGather, Collective::ReduceScatter}) {
+    for (std::uint64_t bytes : {8ULL, 32ULL << 10, 8ULL << 20}) {
+      const CollectiveSpec spec = spec_for(t, c, bytes / 4, DType::F32);
+      Planned planned = plan_collective(spec, t, "pat", PlanOptions{});
+      ASSERT_TRUE(planned.schedule) << planned.reason;
+      const double modelled = estimate_cost(*planned.schedule, t, cost).total_s;
+      const double simulated = sim::simulate(*planned.schedule, t, params).total_s;
+      EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << to_string(c) << ", " << bytes << " B";
+    }
+  }
+}
+
 // Halving-doubling on 8 single-GPU servers, two leaves of four: the two cross-leaf steps put four flows on
 // one leaf up-link. With oversubscription k each flow gets 1/k of a NIC, so those steps take k times longer:
 // the simulated time grows by (k-1)·S/B (two steps of S/2 each). The α-β model's even split has no
