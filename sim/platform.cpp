@@ -25,20 +25,19 @@ std::string background_host(const topo::Topology& topology, topo::VertexId verte
 
 namespace {
 
-// The NVSwitch port of a rank's GPU and the switch at its other end.
-std::pair<std::size_t, topo::VertexId> switch_port_of(const topo::Topology& t, int rank) {
+// The NVSwitch port of a rank's GPU.
+topo::NvSwitchPort switch_port_of(const topo::Topology& t, int rank) {
   const topo::VertexId gpu = t.gpus().at(rank);
-  const std::optional<std::size_t> port = topo::nvswitch_port(t, gpu);
+  const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(t, gpu);
   if (!port)
     throw ConfigError(fmt::format("GPU {} has no NVSwitch port for its switch ops", t.vertex(gpu).name));
-  const topo::Link& link = t.link(*port);
-  return {*port, link.a == gpu ? link.b : link.a};
+  return *port;
 }
 
 }  // namespace
 
 std::string switch_host(const topo::Topology& topology, int rank) {
-  return topology.vertex(switch_port_of(topology, rank).second).name;
+  return topology.vertex(switch_port_of(topology, rank).nvswitch).name;
 }
 
 namespace {
@@ -98,15 +97,17 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
   // Switches that reduce: a host each (a background flow may end there too), routed to each member over its
   // port.
   for (const int r : switch_ranks) {
-    const auto [port, sw] = switch_port_of(t, r);
+    const topo::NvSwitchPort port = switch_port_of(t, r);
+    const topo::VertexId sw = port.nvswitch;
     if (!background_hosts.count(sw)) background_hosts[sw] = zone->create_host(t.vertex(sw).name, 1.0)->seal();
-    const bool forward =
-        t.link(port).a == t.gpus().at(r);  // the GPU is the link's `a`: up is towards the switch
-    using Dir = sg4::LinkInRoute::Direction;
+    auto hop = [&](const topo::Hop& h) {
+      return sg4::LinkInRoute(
+          link_of(h.link), h.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+    };
     zone->add_route(hosts[r]->get_netpoint(), background_hosts[sw]->get_netpoint(), nullptr, nullptr,
-                    {sg4::LinkInRoute(link_of(port), forward ? Dir::UP : Dir::DOWN)}, false);
+                    {hop(port.up)}, false);
     zone->add_route(background_hosts[sw]->get_netpoint(), hosts[r]->get_netpoint(), nullptr, nullptr,
-                    {sg4::LinkInRoute(link_of(port), forward ? Dir::DOWN : Dir::UP)}, false);
+                    {hop(port.down)}, false);
   }
   std::set<std::pair<topo::VertexId, topo::VertexId>> background_routes;
   for (const auto& flow : t.background()) {

@@ -46,7 +46,7 @@ std::string host_name(const topo::Topology& topology, int rank);
 // The host of a background flow's endpoint (after build_platform).
 std::string background_host(const topo::Topology& topology, topo::VertexId vertex);
 // The host of the NVSwitch that `rank`'s switch ops go through (after build_platform with the rank among
-// switch_ranks), and the port link it reaches it by.
+// switch_ranks).
 std::string switch_host(const topo::Topology& topology, int rank);
 
 }  // namespace cclab::sim

@@ -101,15 +101,19 @@ class Driver {
     instances_ = std::move(matching.instances);
     instance_started_.assign(instances_.size(), 0);
     instance_flows_.assign(instances_.size(), 0);
-    switch_latency_s_.assign(instances_.size(), 0.0);
     if (!instances_.empty()) {
       const std::optional<topo::GpuArch> arch = topology.gpu_arch();
       switch_factor_ = arch && nvls_efficiency(*arch) > 0 ? 1.0 / nvls_efficiency(*arch) : 1.0;
       switch_hosts_.assign(world, nullptr);
-      for (const std::vector<OpRef>& instance : instances_)
-        for (const OpRef& m : instance)
-          if (!switch_hosts_[m.rank])
-            switch_hosts_[m.rank] = sg4::Host::by_name(switch_host(topology, m.rank));
+      port_latency_s_.assign(world, 0.0);
+      for (const std::vector<OpRef>& instance : instances_) {
+        for (const OpRef& m : instance) {
+          if (switch_hosts_[m.rank]) continue;
+          switch_hosts_[m.rank] = sg4::Host::by_name(switch_host(topology, m.rank));
+          port_latency_s_[m.rank] =
+              topology.effective_latency_s(topo::nvswitch_port(topology, topology.gpus()[m.rank])->link);
+        }
+      }
     }
     if (pipelined_) {
       CCLAB_ENFORCE(costs.has_value(), "a pipelined protocol needs the connections' costs");
@@ -157,9 +161,10 @@ class Driver {
         // The data has reached the switch and left it once all the instance's flows have arrived; it lands
         // one port latency later (up and down are two hops in a row, the flows ran side by side).
         if (--instance_flows_[task.op] == 0) {
-          launch(sg4::Exec::init()
-                     ->set_flops_amount(switch_latency_s_[task.op] * kDelayHostSpeed)
-                     ->set_host(delay_host_),
+          double latency_s = 0;
+          for (const OpRef& m : instances_[task.op])
+            latency_s = std::max(latency_s, port_latency_s_[m.rank]);
+          launch(sg4::Exec::init()->set_flops_amount(latency_s * kDelayHostSpeed)->set_host(delay_host_),
                  Task{Task::SwitchLanded, -1, task.op});
         }
         break;
@@ -343,10 +348,7 @@ class Driver {
     double all_bytes = 0;
     for (const OpRef& m : members)
       all_bytes += s_.ranks[m.rank].ops[m.op].count() * elem_;
-    double latency_s = 0;
     for (const OpRef& m : members) {
-      const std::size_t port = *topo::nvswitch_port(topology_, topology_.gpus()[m.rank]);
-      latency_s = std::max(latency_s, topology_.effective_latency_s(port));
       const double own = s_.ranks[m.rank].ops[m.op].count() * elem_;
       for (const bool up : {true, false}) {
         const double payload = (up == reduce ? all_bytes : own) * switch_factor_;
@@ -357,7 +359,6 @@ class Driver {
         launch(comm, Task{Task::Switch, -1, instance});
       }
     }
-    switch_latency_s_[instance] = latency_s;
   }
 
   // (Inside advance(r), the frontier's own start loop picks up what this lets start.)
@@ -388,7 +389,7 @@ class Driver {
   std::vector<std::vector<OpRef>> instances_;  // switch instances (engine/ir/progress.hpp)
   std::vector<std::size_t> instance_started_;  // members that have started each
   std::vector<int> instance_flows_;            // flows of each still in flight
-  std::vector<double> switch_latency_s_;       // the port latency each lands after its flows
+  std::vector<double> port_latency_s_;         // per rank with switch ops: its NVSwitch port's latency
   std::vector<sg4::Host*> switch_hosts_;       // per rank: its NVSwitch (ranks with switch ops)
   double switch_factor_ = 1.0;                 // bytes on the wire per payload byte through a switch
   std::unordered_map<std::uint64_t, Connection> connections_;

@@ -176,7 +176,7 @@ TEST(Nvls, CostsThePortBytesAndBeatsTheRingOnlyWhenLarge) {
     return estimate_cost(a.plan(spec, t, PlanOptions{}), t, params).total_s;
   };
   const double S = 1 << 30;
-  const std::size_t port = *topo::nvswitch_port(t, t.gpus()[0]);
+  const std::size_t port = topo::nvswitch_port(t, t.gpus()[0])->link;
   const double bandwidth = t.effective_bandwidth_Bps(port) * nvls_efficiency(topo::GpuArch::Hopper);
   const double expected = 25e-6 + S * (1.0 + 1.0 / P) / bandwidth;
   const double large = time_of(nvls_algo, 1 << 30);

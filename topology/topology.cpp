@@ -663,12 +663,15 @@ bool Topology::operator==(const Topology& other) const {
   return true;
 }
 
-std::optional<std::size_t> nvswitch_port(const Topology& t, VertexId gpu) {
-  std::optional<std::size_t> port;
+std::optional<NvSwitchPort> nvswitch_port(const Topology& t, VertexId gpu) {
+  std::optional<NvSwitchPort> port;
   for (auto [e, end] = boost::out_edges(gpu, t.graph()); e != end; ++e) {
     const std::size_t link = t.graph()[*e].link;
-    if (t.link_failed(link) || t.vertex(boost::target(*e, t.graph())).kind != VertexKind::NvSwitch) continue;
-    if (!port || link < *port) port = link;
+    const VertexId other = boost::target(*e, t.graph());
+    if (t.link_failed(link) || t.vertex(other).kind != VertexKind::NvSwitch) continue;
+    if (port && port->link < link) continue;
+    const bool forward = t.link(link).a == gpu;  // `a -> b` is a link's forward direction
+    port = NvSwitchPort{link, other, Hop{link, forward}, Hop{link, !forward}};
   }
   return port;
 }

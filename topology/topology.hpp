@@ -226,7 +226,13 @@ class Topology {
 };
 
 // The link by which `gpu` reaches an NVSwitch (the lowest-numbered working one), where in-switch reduction
-// (NVLS) enters and leaves the GPU; nullopt when it has none.
-std::optional<std::size_t> nvswitch_port(const Topology& t, VertexId gpu);
+// (NVLS) enters and leaves the GPU, and the switch at its other end; nullopt when it has none.
+struct NvSwitchPort {
+  std::size_t link = 0;
+  VertexId nvswitch = 0;
+  Hop up;    // GPU -> switch
+  Hop down;  // switch -> GPU
+};
+std::optional<NvSwitchPort> nvswitch_port(const Topology& t, VertexId gpu);
 
 }  // namespace cclab::topo

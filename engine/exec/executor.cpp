@@ -90,13 +90,11 @@ class RankRun {
     // Every rank refuses before it moves anything, so no peer is left waiting.
     for (const Op& op : p_.ops) {
       if (is_switch(op.kind) && !t_.runs_switch_ops()) {
-        throw BackendError(
-            fmt::format("rank {}: schedule '{}' reduces inside the switch ({}), which the {} transport "
-                        "cannot do: it moves "
-                        "data point to point (NCCL's NVLS through CUDA multicast objects is not wired in); "
-                        "the α-β model, "
-                        "the simulator and ranks as threads run it",
-                        rank_, s_.algorithm, to_string(op.kind), t_.name()));
+        throw BackendError(fmt::format(
+            "rank {}: schedule '{}' reduces inside the switch ({}), which the {} transport cannot "
+            "do: it moves data point to point (NCCL's NVLS through CUDA multicast objects is not "
+            "wired in); the α-β model, the simulator and ranks as threads run it",
+            rank_, s_.algorithm, to_string(op.kind), t_.name()));
       }
     }
     t_.reserve_channels(s_.num_channels());

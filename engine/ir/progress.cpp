@@ -1,8 +1,8 @@
 #include "engine/ir/progress.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
-#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -42,9 +42,8 @@ std::uint64_t connection_key(std::int32_t peer, std::uint16_t channel) {
 // Forms the instances of every switch group: its members (the ranks with ops of the group) must each have
 // as many, the k-th of one kind at all of them, and each member's chunks must lie inside every member's
 // buffers (a switch op reads or writes them all at its own offsets).
-std::optional<std::string> match_switch_ops(
-    const Schedule& s, const std::map<std::uint64_t, std::map<int, std::vector<OpId>>>& groups,
-    Matching& matching) {
+std::optional<std::string> match_switch_ops(const Schedule& s, const SwitchGroups& groups,
+                                            Matching& matching) {
   for (const auto& [key, members] : groups) {
     const int g = static_cast<int>(key >> 16);
     const auto [first_rank, first_ops] = *members.begin();
@@ -59,6 +58,12 @@ std::optional<std::string> match_switch_ops(
                            first_rank, first_ops.size());
       }
     }
+    // A remote chunk must fit the smallest member's buffer of its kind (Input, Output or Scratch).
+    std::array<std::pair<std::uint64_t, int>, 3> smallest;  // per buffer kind: (size, rank)
+    smallest.fill({UINT64_MAX, -1});
+    for (const auto& [m, unused] : members)
+      for (Buffer b : {Buffer::Input, Buffer::Output, Buffer::Scratch})
+        smallest[static_cast<int>(b)] = std::min(smallest[static_cast<int>(b)], {buffer_size(s, m, b), m});
     for (std::size_t k = 0; k < first_ops.size(); ++k) {
       const OpKind kind = s.ranks[first_rank].ops[first_ops[k]].kind;
       std::vector<OpRef> instance;
@@ -69,14 +74,12 @@ std::optional<std::string> match_switch_ops(
           return fmt::format("{}: is switch op {} of its group, which is a {} at rank {}",
                              format_op(s, r, ops[k]), k, to_string(kind), first_rank);
         }
-        for (const auto& [m, unused] : members) {
-          const Chunk& remote = op.kind == OpKind::SwitchReduce ? op.src : op.dst;
-          const std::uint64_t size = buffer_size(s, m, remote.buffer);
-          if (remote.offset > size || remote.count > size - remote.offset) {
-            return fmt::format("{}: its chunk {}[{}, {}) is outside rank {}'s buffer of {} elements",
-                               format_op(s, r, ops[k]), to_string(remote.buffer), remote.offset, remote.end(),
-                               m, buffer_size(s, m, remote.buffer));
-          }
+        const Chunk& remote = op.kind == OpKind::SwitchReduce ? op.src : op.dst;
+        const auto [size, m] = smallest[static_cast<int>(remote.buffer)];
+        if (remote.offset > size || remote.count > size - remote.offset) {
+          return fmt::format("{}: its chunk {}[{}, {}) is outside rank {}'s buffer of {} elements",
+                             format_op(s, r, ops[k]), to_string(remote.buffer), remote.offset, remote.end(),
+                             m, size);
         }
         matching.partner[r][ops[k]] = OpRef{kSwitchInstance, static_cast<OpId>(matching.instances.size())};
         instance.push_back(OpRef{r, ops[k]});
@@ -102,8 +105,6 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
   matching.partner.assign(world, {});
   // recvs[b][(a, c)]: ids of b's receives from a on channel c, in program order.
   std::vector<std::unordered_map<std::uint64_t, std::vector<OpId>>> recvs(world);
-  // switch_ops[(g, c)][r]: ids of r's switch ops of group (g, c), in program order.
-  std::map<std::uint64_t, std::map<int, std::vector<OpId>>> switch_ops;
   matching.instances.clear();
   for (int r = 0; r < world; ++r) {
     const Program& p = s.ranks[r];
@@ -135,7 +136,6 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
         return fmt::format("{}: source and destination counts differ", format_op(s, r, i));
       }
       if (is_recv(op.kind)) recvs[r][connection_key(op.peer, op.channel)].push_back(i);
-      if (is_switch(op.kind)) switch_ops[connection_key(op.peer, op.channel)][r].push_back(i);
     }
     // Deps must be acyclic: a topological order reaches every op.
     const std::vector<OpId> order = topological_order(p, dependents_of(p));
@@ -171,7 +171,7 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
       matching.partner[op.peer][j] = OpRef{a, i};
     }
   }
-  if (auto e = match_switch_ops(s, switch_ops, matching)) return e;
+  if (auto e = match_switch_ops(s, switch_groups(s), matching)) return e;
   for (int b = 0; b < world; ++b)
     for (OpId j = 0; j < s.ranks[b].ops.size(); ++j)
       if (is_recv(s.ranks[b].ops[j].kind) && matching.partner[b][j].rank < 0) {

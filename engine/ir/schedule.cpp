@@ -191,31 +191,38 @@ std::string format_op(const Schedule& schedule, int rank, OpId id) {
   return text;
 }
 
-std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule) {
-  // The k-th switch op of group (g, c) on every rank is one instance: sum its ops' elements, then hand each
-  // op its instance's sum.
-  auto key = [](const Op& op) { return (static_cast<std::uint64_t>(op.peer) << 16) | op.channel; };
-  std::map<std::uint64_t, std::vector<std::uint64_t>> totals;
-  std::map<std::uint64_t, std::size_t> seen;
-  for (const Program& p : schedule.ranks) {
-    seen.clear();
-    for (const Op& op : p.ops) {
-      if (!is_switch(op.kind)) continue;
-      auto& t = totals[key(op)];
-      const std::size_t k = seen[key(op)]++;
-      if (t.size() <= k) t.resize(k + 1, 0);
-      t[k] += op.count();
+SwitchGroups switch_groups(const Schedule& schedule) {
+  SwitchGroups groups;
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const std::vector<Op>& ops = schedule.ranks[r].ops;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (!is_switch(ops[i].kind)) continue;
+      const std::uint64_t key =
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(ops[i].peer)) << 16) | ops[i].channel;
+      groups[key][static_cast<int>(r)].push_back(i);
     }
   }
+  return groups;
+}
+
+std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule) {
   std::vector<std::vector<std::uint64_t>> out(schedule.ranks.size());
-  if (totals.empty()) return out;
-  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
-    seen.clear();
+  const SwitchGroups groups = switch_groups(schedule);
+  if (groups.empty()) return out;
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r)
     out[r].assign(schedule.ranks[r].ops.size(), 0);
-    for (std::size_t i = 0; i < schedule.ranks[r].ops.size(); ++i) {
-      const Op& op = schedule.ranks[r].ops[i];
-      if (is_switch(op.kind)) out[r][i] = totals[key(op)][seen[key(op)]++];
+  std::vector<std::uint64_t> totals;
+  for (const auto& [key, members] : groups) {
+    // Instance k: the sum of every member's k-th op, handed to each of those ops.
+    totals.clear();
+    for (const auto& [r, ops] : members) {
+      totals.resize(std::max(totals.size(), ops.size()), 0);
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        totals[k] += schedule.ranks[r].ops[ops[k]].count();
     }
+    for (const auto& [r, ops] : members)
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        out[r][ops[k]] = totals[k];
   }
   return out;
 }

@@ -178,6 +178,10 @@ std::string format_op(const Schedule& schedule, int rank, OpId id);
 std::vector<std::uint64_t> bytes_sent_per_rank(const Schedule& schedule);
 // The switch ops' part of that alone.
 std::vector<std::uint64_t> switch_bytes_sent_per_rank(const Schedule& schedule);
+// The switch ops of every group (g, c), keyed g << 16 | c, per member rank in program order: the k-th of each
+// member make instance k (check_structure in engine/ir/progress.hpp checks and pairs them).
+using SwitchGroups = std::map<std::uint64_t, std::map<int, std::vector<OpId>>>;
+SwitchGroups switch_groups(const Schedule& schedule);
 // [rank][op]: for a switch op, the elements of its whole instance (the sum of its members' chunks); 0 for
 // other ops. Empty rows when the schedule has no switch ops.
 std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule);

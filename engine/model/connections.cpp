@@ -22,8 +22,7 @@ void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint6
 }
 
 void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes) {
-  SwitchEntry& e =
-      switch_ports_[(static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(ir_channel)];
+  SwitchEntry& e = switch_ports_[port_key(rank, ir_channel)];
   e.up_bytes += up_bytes;
   e.down_bytes += down_bytes;
 }
@@ -102,31 +101,26 @@ void ConnectionCosts::finish(Protocol protocol) {
   }
   // Switch ports: each (rank, channel) is a channel on both directions of the rank's NVSwitch port, whose
   // bytes take their time at the switch's efficiency.
-  struct PortHops {
-    topo::Hop up, down;
-    double efficiency;
-  };
-  std::unordered_map<std::uint64_t, PortHops> port_hops;
+  std::unordered_map<std::uint64_t, topo::NvSwitchPort> port_of;  // by switch-port key
   std::vector<double> switch_wire_s(directed_links, 0.0);
+  const std::optional<topo::GpuArch> arch = topology_.gpu_arch();
+  const double efficiency = arch ? nvls_efficiency(*arch) : 0.0;
   for (auto& [k, e] : switch_ports_) {
     const int rank = static_cast<int>(k >> 16);
     const topo::VertexId gpu = topology_.gpus().at(rank);
-    const std::optional<std::size_t> link = topo::nvswitch_port(topology_, gpu);
-    const std::optional<topo::GpuArch> arch = topology_.gpu_arch();
-    if (!link || !arch || nvls_efficiency(*arch) <= 0) {
+    const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(topology_, gpu);
+    if (!port || efficiency <= 0) {
       throw ConfigError(
-          fmt::format("rank {} runs switch ops, but its GPU {} has no NVSwitch port with in-switch "
-                      "reduction (Hopper or later)",
+          fmt::format("rank {} runs switch ops, but its GPU {} has no NVSwitch port with in-switch reduction "
+                      "(Hopper or later)",
                       rank, topology_.vertex(gpu).name));
     }
-    const bool forward = topology_.link(*link).a == gpu;
-    const PortHops hops{{*link, forward}, {*link, !forward}, nvls_efficiency(*arch)};
-    port_hops.emplace(k, hops);
-    const double bandwidth = topology_.effective_bandwidth_Bps(*link) * hops.efficiency;
-    switch_wire_s[hops.up.directed_id()] += e.up_bytes / bandwidth;
-    switch_wire_s[hops.down.directed_id()] += e.down_bytes / bandwidth;
-    ++channels_on_link[hops.up.directed_id()];
-    ++channels_on_link[hops.down.directed_id()];
+    port_of.emplace(k, *port);
+    const double bandwidth = topology_.effective_bandwidth_Bps(port->link) * efficiency;
+    switch_wire_s[port->up.directed_id()] += e.up_bytes / bandwidth;
+    switch_wire_s[port->down.directed_id()] += e.down_bytes / bandwidth;
+    ++channels_on_link[port->up.directed_id()];
+    ++channels_on_link[port->down.directed_id()];
   }
   busiest_link_wire_s_ = 0;
   for (std::size_t id = 0; id < topology_.num_links(); ++id) {
@@ -162,18 +156,17 @@ void ConnectionCosts::finish(Protocol protocol) {
     crosses_pcie_ = crosses_pcie_ || e.cls == RouteClass::Pcie;
   }
   for (auto& [k, e] : switch_ports_) {
-    const PortHops& hops = port_hops.at(k);
-    const double bandwidth = topology_.effective_bandwidth_Bps(hops.up.link) * hops.efficiency;
-    e.port = {2 * topology_.effective_latency_s(hops.up.link),
-              bandwidth / channels_on_link[hops.up.directed_id()],
-              bandwidth / channels_on_link[hops.down.directed_id()]};
+    const topo::NvSwitchPort& port = port_of.at(k);
+    const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * efficiency;
+    e.port = {2 * topology_.effective_latency_s(port.link),
+              bandwidth / channels_on_link[port.up.directed_id()],
+              bandwidth / channels_on_link[port.down.directed_id()]};
   }
   use_protocol(protocol);
 }
 
 const ConnectionCosts::SwitchPort& ConnectionCosts::switch_port(int rank, int ir_channel) const {
-  const auto it =
-      switch_ports_.find((static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(ir_channel));
+  const auto it = switch_ports_.find(port_key(rank, ir_channel));
   CCLAB_ENFORCE(it != switch_ports_.end(), "no switch port of rank {} on channel {}", rank, ir_channel);
   return it->second.port;
 }

@@ -92,6 +92,9 @@ class ConnectionCosts {
   std::size_t size() const { return connections_.size(); }
 
  private:
+  static std::uint64_t port_key(int rank, int channel) {
+    return (static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(channel);
+  }
   static std::uint64_t key(int a, int b, int channel) {
     return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
            static_cast<std::uint64_t>(channel);
@@ -117,7 +120,7 @@ class ConnectionCosts {
     SwitchPort port;
     std::uint64_t up_bytes = 0, down_bytes = 0;
   };
-  std::unordered_map<std::uint64_t, SwitchEntry> switch_ports_;  // by rank << 16 | IR channel
+  std::unordered_map<std::uint64_t, SwitchEntry> switch_ports_;  // by port_key
 };
 
 }  // namespace cclab

@@ -97,9 +97,9 @@ class AlphaBetaTimeline final : public Timeline {
     for (const OpRef& m : members) {
       const ConnectionCosts::SwitchPort& port = costs_.switch_port(global(m.rank), first.channel);
       const double own = s_.ranks[m.rank].ops[m.op].count() * elem_bytes_;
-      const std::uint64_t key = connection_key(m.rank, m.rank, first.channel);
-      double& up_free = port_up_free_s_[key];
-      double& down_free = port_down_free_s_[key];
+      PortFree& free = port_free_s_[(static_cast<std::uint64_t>(m.rank) << 16) | first.channel];
+      double& up_free = free.up_s;
+      double& down_free = free.down_s;
       up_free = std::max(begin, up_free) + (reduce ? all_bytes : own) / port.up_Bps;
       down_free = std::max(begin, down_free) + (reduce ? own : all_bytes) / port.down_Bps;
       end = std::max(end, std::max(up_free, down_free) + port.latency_s);
@@ -137,7 +137,10 @@ class AlphaBetaTimeline final : public Timeline {
   CostParams params_;
   double elem_bytes_;
   std::unordered_map<std::uint64_t, double> free_s_;
-  std::unordered_map<std::uint64_t, double> port_up_free_s_, port_down_free_s_;  // switch ports per channel
+  struct PortFree {
+    double up_s = 0, down_s = 0;
+  };
+  std::unordered_map<std::uint64_t, PortFree> port_free_s_;  // a member's switch port per channel
   std::vector<double> core_free_;  // one_core_per_rank: when each rank's core is free again
 };
 

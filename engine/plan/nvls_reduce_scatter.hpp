@@ -2,9 +2,8 @@
 // block through the switch, a range per round, into its output.
 //   Steps:          1 per round; K rounds per channel.
 //   Bytes per rank: up its NVSwitch port S (the switch reads the member's copy of every block), down S/P,
-//   against
-//                   (P-1)/P·S each way for a ring: no fewer bytes on the busier direction, but one step per
-//                   round and no reduction on the GPU.
+//                   against (P-1)/P·S each way for a ring: no fewer bytes on the busier direction, but one
+//                   step per round and no reduction on the GPU.
 //   α-β cost:       launch + K·α + S/B, B the port's bandwidth times NCCL's nvlsEfficiency.
 #pragma once
 

@@ -61,12 +61,10 @@ std::optional<std::string> nvls_unsupported(const topo::Topology& t) {
   }
   std::map<int, std::pair<topo::VertexId, topo::VertexId>> domain;  // node -> (its first GPU, its NVSwitch)
   for (const topo::VertexId gpu : t.gpus()) {
-    const std::optional<std::size_t> port = topo::nvswitch_port(t, gpu);
+    const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(t, gpu);
     if (!port) return fmt::format("GPU {} has no NVSwitch port", t.vertex(gpu).name);
-    const topo::Link& link = t.link(*port);
-    const topo::VertexId sw = link.a == gpu ? link.b : link.a;
-    const auto [it, first] = domain.try_emplace(t.vertex(gpu).node, gpu, sw);
-    if (!first && it->second.second != sw) {
+    const auto [it, first] = domain.try_emplace(t.vertex(gpu).node, gpu, port->nvswitch);
+    if (!first && it->second.second != port->nvswitch) {
       return fmt::format("GPUs {} and {} of one node hang off different NVSwitches",
                          t.vertex(it->second.first).name, t.vertex(gpu).name);
     }

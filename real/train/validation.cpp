@@ -176,7 +176,6 @@ std::vector<double> Trainer::isolated_bucket_seconds() {
   return result;
 }
 
-
 void Trainer::compare_gloo(int start_step) {
 #if CCLAB_HAVE_GLOO
   if (transport_.on_device() || o_.fp16) {
