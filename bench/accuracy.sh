@@ -6,7 +6,9 @@
 #                    NCCL's maintainers state or users measured with nccl-tests;
 #   training rows:   ResNet-50 v1.5 data-parallel scaling on one DGX A100 and one DGX-1V (8 GPUs vs 1),
 #                    `cclab predict` with the measured one-GPU step as its compute time (batch / throughput,
-#                    backward twice forward), against NVIDIA DeepLearningExamples' published throughputs.
+#                    backward twice forward), against NVIDIA DeepLearningExamples' published throughputs;
+#   Horovod rows:    Inception V3 on 128 Pascal GPUs over 25 GbE, TCP against RDMA (the Horovod paper), with
+#                    cclab's P100 defaults (TensorFlow's published one-GPU throughput).
 #
 # Usage: bench/accuracy.sh [BUILD_DIR]
 set -euo pipefail
@@ -61,3 +63,26 @@ row "DGX A100 80GB, AMP (batch 256: 2470 -> 16621 img/s)" dgx_a100 256 2470 1662
 row "DGX A100 80GB, TF32 (batch 256: 938 -> 7248 img/s)" dgx_a100 256 938 7248
 row "DGX-1 V100 16GB, AMP (batch 256: 1200 -> 8322 img/s)" dgx1_v100 256 1200 8322
 row "DGX-1 V100 16GB, FP32 (batch 128: 367 -> 2855 img/s)" dgx1_v100 128 367 2855
+
+echo
+# Sergeev and Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow", arXiv 1802.05799
+# (2018): up to 128 Pascal GPUs, 4 per server, 25 GbE. Fig. 6: Horovod over TCP scales Inception V3 at 88 %
+# on 128 GPUs; Fig. 7: RDMA (RoCE) adds 3-4 % to its throughput there (we compare with the middle, 3.5 %).
+printf "%-58s %12s %12s %8s\n" "training: Horovod, Inception V3, 128 x P100, 25 GbE" published cclab error
+cat >"$work/h.yaml" <<EOF
+name: horovod
+topology: {preset: pcie_server, nodes: 32, gpus: 4, nic: 25Gbps, net: [tcp, roce]}
+workload: inception_v3
+compute: {gpu: p100}
+communication: {algorithm: ring, fusion: horovod}
+EOF
+"$cclab" predict "$work/h.yaml" --format csv >"$work/h.csv" 2>/dev/null
+# The value of column $1 in the row whose net is $2.
+value_of() {
+  awk -F, -v name="$1" -v net="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) { if ($i == name) c = i; if ($i == "net") n = i }; next }
+    $n == net { print $c }' "$work/h.csv"
+}
+tcp_eff=$(awk -v e="$(value_of efficiency tcp)" 'BEGIN { printf "%.1f", 100 * e }')
+printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over TCP" 88 "$tcp_eff" "$(err "$tcp_eff" 88)"
+gain=$(awk -v r="$(value_of samples_per_s roce)" -v t="$(value_of samples_per_s tcp)" 'BEGIN { printf "%.1f", 100 * (r / t - 1) }')
+printf "%-58s %11s%% %11s%% %8s\n" "throughput gain of RDMA over TCP" 3.5 "$gain" "$(err "$gain" 3.5)"

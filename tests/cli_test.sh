@@ -96,7 +96,7 @@ restart = [e for e in job if e['name'] == 'restart'][0]
 writes = [e for e in job if e.get('cat') == 'checkpoint']
 print('job: lost at %.1f s, restart %g s, checkpoints %d of %g s, ends %.1f s' % (lost['ts'] / 1e6,
       restart['dur'] / 1e6, len(writes), writes[0]['dur'] / 1e6, max(e['ts'] + e.get('dur', 0) for e in job) / 1e6))"
-check predict-bad-gpu 1 "^cclab: error: <built-in default>: --set compute.gpu: no default compute profile" -- "$cclab" predict --set compute.gpu=p100
+check predict-bad-gpu 1 "^cclab: error: <built-in default>: --set compute.gpu: no default compute profile" -- "$cclab" predict --set compute.gpu=k80
 check predict-bad-set 1 "expected FIELD=VALUE" -- "$cclab" predict --set nodes
 # A sweep's points on several threads give the same output as one thread, byte for byte (sim points included).
 for scenario in leaf_spine_oversub fault_lost_nodes fault_failed_links; do

@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "engine/whatif/predict.hpp"
 #include "engine/whatif/scenario.hpp"
+#include "engine/whatif/step_model.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {
@@ -132,6 +133,35 @@ TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
 }
 
 // NCCL's protocols price the buckets by default; raw is the route alone, and a protocol only adds cost here.
+// The defaults table knows the GPUs of Horovod's era and today's: a P100's ResNet-50 step is batch 64 at 219
+// img/s, an H200's is the H100's; and the network's link kind sweeps like any preset key: TCP sockets cost
+// the same job more communication than RoCE on the same 25 GbE.
+TEST(Scenario, P100DefaultsAndTcpAgainstRoce) {
+  const Scenario s = parse_scenario(R"(name: horovod_era
+topology: {preset: pcie_server, nodes: 4, gpus: 4, nic: 25Gbps, net: [roce, tcp]}
+workload: resnet50
+compute: {gpu: p100}
+communication: {algorithm: ring}
+)",
+                                    "h.yaml", "");
+  ASSERT_EQ(s.points.size(), 2u);
+  const ComputeProfile& p100 = s.points[0].compute;
+  EXPECT_EQ(p100.batch_per_gpu, 64);
+  EXPECT_NEAR(p100.forward_s + p100.backward_s, 64.0 / 219, 1e-12);
+  EXPECT_EQ(p100.sms, 56);
+  const std::vector<PointResult> r = predict_scenario(s);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_NE(r[0].point->label().find("net=roce"), std::string::npos) << r[0].point->label();
+  EXPECT_GT(r[1].prediction.communication_s, r[0].prediction.communication_s);
+  EXPECT_LE(r[1].prediction.efficiency, r[0].prediction.efficiency);
+
+  ComputeProfile h100, h200;
+  ASSERT_TRUE(default_compute("resnet50", "h100", h100));
+  ASSERT_TRUE(default_compute("resnet50", "h200", h200));
+  EXPECT_DOUBLE_EQ(h200.backward_s, h100.backward_s);
+  EXPECT_FALSE(default_compute("vgg16", "p100", h200));
+}
+
 TEST(Scenario, ProtocolAndReductionRateAreSettable) {
   const Scenario dflt = parse_scenario(kBase, "s.yaml", "");
   EXPECT_EQ(dflt.points.at(0).cost.protocol, Protocol::Auto);

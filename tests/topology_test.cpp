@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -142,6 +143,54 @@ TEST(Presets, H100AndPcieParameters) {
   const Topology p = make_preset("pcie_server:3,gpus=2,nic=100Gbps");
   EXPECT_EQ(p.gpus().size(), 6u);
   EXPECT_DOUBLE_EQ(p.route_between_ranks(0, 5).bottleneck_bandwidth_Bps, 12.5e9 * 0.9);  // Ethernet
+}
+
+// The network's link kind: `net=` puts TCP sockets or EFA between the NICs and the switches, each with its
+// own link model, and the per-message cost is paid at the two ends of a route, not between switches.
+TEST(Presets, NetworkKindsAndWhereTheirMessageCostIsPaid) {
+  for (const auto& [net, kind] : {std::pair{"tcp", LinkKind::Tcp}, std::pair{"efa", LinkKind::Efa},
+                                  std::pair{"roce", LinkKind::Ethernet}}) {
+    const Topology t =
+        make_preset(fmt::format("pcie_server:8,gpus=1,nic=100Gbps,fabric=leaf_spine,leaf_size=2,"
+                                "spines=1,net={}",
+                                net));
+    const Route r = t.route_between_ranks(0, 7);  // NIC, leaf, spine, leaf, NIC
+    int network_hops = 0;
+    for (const Hop& h : r.hops)
+      network_hops += t.link(h.link).kind == kind;
+    ASSERT_EQ(network_hops, 4) << net;
+    const LinkModel m = Topology::default_link_model(kind);
+    EXPECT_DOUBLE_EQ(r.bottleneck_bandwidth_Bps, 12.5e9 * m.efficiency) << net;
+    // Two PCIe hops at each end, four network hops, and the message cost at the two NIC ends only.
+    EXPECT_NEAR(r.latency_s, 4 * 400e-9 + 4 * 600e-9 + 2 * m.overhead_s, 1e-15) << net;
+  }
+  const LinkModel tcp = Topology::default_link_model(LinkKind::Tcp);
+  const LinkModel ib = Topology::default_link_model(LinkKind::InfiniBand);
+  const LinkModel roce = Topology::default_link_model(LinkKind::Ethernet);
+  EXPECT_GT(tcp.overhead_s, 5 * ib.overhead_s);  // the kernel's stack against RDMA
+  EXPECT_GT(tcp.overhead_s, roce.overhead_s);
+  EXPECT_LT(tcp.efficiency, roce.efficiency);
+  EXPECT_TRUE(is_network(LinkKind::Tcp) && is_network(LinkKind::Efa) && !is_network(LinkKind::Socket));
+  EXPECT_THROW(make_preset("dgx_a100:2,net=nvlink"), ConfigError);
+  EXPECT_THROW(make_preset("dgx_a100:2,net=socket"), ConfigError);
+  EXPECT_EQ(parse_link_kind("upi"), LinkKind::Socket);
+  EXPECT_EQ(parse_link_kind("xgmi"), LinkKind::Socket);
+  EXPECT_EQ(parse_link_kind("efa"), LinkKind::Efa);
+  EXPECT_EQ(parse_link_kind("sockets"), std::nullopt);
+}
+
+// DGX-1's two CPU sockets are joined by a socket link at the bandwidth NCCL gives peer traffic over QPI.
+TEST(Presets, Dgx1SocketsAreJoinedByQpi) {
+  const Topology t = make_preset("dgx1_v100:1");
+  int sockets = 0;
+  for (const Link& l : t.links()) {
+    if (l.kind != LinkKind::Socket) continue;
+    ++sockets;
+    EXPECT_EQ(t.vertex(l.a).kind, VertexKind::Cpu);
+    EXPECT_EQ(t.vertex(l.b).kind, VertexKind::Cpu);
+    EXPECT_DOUBLE_EQ(t.effective_bandwidth_Bps(&l - t.links().data()), 6e9);
+  }
+  EXPECT_EQ(sockets, 1);
 }
 
 TEST(Topology, GpuNicIsOnTheSamePcieSwitch) {
@@ -391,7 +440,8 @@ TEST(PresetSpec, BandwidthWithSlashIsStillAPreset) {
 TEST(Yaml, RoundTrip) {
   for (const char* spec :
        {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3",
-        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,neighbour=3"}) {
+        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,neighbour=3", "dgx1_p100:2,net=tcp",
+        "dgx_a100:2,net=efa"}) {
     const Topology t = make_preset(spec);
     const std::string text = dump_topology_yaml(t);
     const Topology back = parse_topology_yaml(text);
@@ -531,6 +581,15 @@ TEST(YamlErrors, LinkModelOverhead) {
   expect_error(std::string(kValid) + "link_models:\n  pcie: {overhead: fast}\n",
                "t.yaml:10: link_models.pcie.overhead");
 }
+TEST(Yaml, EveryLinkKindHasAModelInTheDump) {
+  const std::string text = dump_topology_yaml(make_preset("dgx_a100:1"));
+  for (LinkKind kind : kAllLinkKinds)
+    EXPECT_NE(text.find(fmt::format("  {}: {{efficiency:", to_string(kind))), std::string::npos) << text;
+  const Topology t =
+      parse_topology_yaml(std::string(kValid) + "link_models:\n  tcp: {efficiency: 0.5, overhead: 20us}\n");
+  EXPECT_DOUBLE_EQ(t.link_model(LinkKind::Tcp).overhead_s, 20e-6);
+}
+
 TEST(Yaml, LinkModelsOverrideDefaults) {
   const Topology t = parse_topology_yaml(std::string(kValid) +
                                          "link_models:\n  nvswitch: {efficiency: 0.5, overhead: 2us}\n");

@@ -224,7 +224,8 @@ Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, c
   t.set_gpu_arch(GpuArch::Volta);               // NCCL's constants for everything before sm_80, P100 included
   const double link_Bps = volta ? 25e9 : 20e9;  // NVLink2 / NVLink1, per link per direction
   constexpr double kPcieGen3x16_Bps = 16 * 8e9 * 128.0 / 130.0 / 8;
-  constexpr double kQpi_Bps = 2 * 19.2e9;
+  // What GPU peer traffic gets across the two Broadwell sockets' QPI: NCCL's QPI_BW (src/graph/topo.h).
+  constexpr double kQpi_Bps = 6e9;
   constexpr std::array<std::array<int, 2>, 8> kDoubled{
       {{0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3}, {4, 7}, {5, 6}, {6, 7}}};
   constexpr std::array<std::array<int, 2>, 8> kSingle{
@@ -241,7 +242,7 @@ Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, c
       t.add_link(gpus[a], gpus[b], LinkKind::NvLink, (volta ? 2 : 1) * link_Bps, kNvLinkHopLatency_s);
     VertexId cpu0 = t.add_vertex(Vertex{pre + "cpu0", VertexKind::Cpu, n});
     VertexId cpu1 = t.add_vertex(Vertex{pre + "cpu1", VertexKind::Cpu, n});
-    t.add_link(cpu0, cpu1, LinkKind::Pcie, kQpi_Bps, kPcieHopLatency_s);
+    t.add_link(cpu0, cpu1, LinkKind::Socket, kQpi_Bps, kPcieHopLatency_s);
     for (int s = 0; s < 4; ++s) {
       VertexId sw = t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n});
       t.add_link(sw, s < 2 ? cpu0 : cpu1, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
@@ -351,9 +352,10 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
   }
   if (const auto* v = kv.get("net")) {
     auto kind = parse_link_kind(*v);
-    if (!kind || (*kind != LinkKind::InfiniBand && *kind != LinkKind::Ethernet)) {
-      throw ConfigError(fmt::format("topology '{}': net '{}' is unknown (valid: infiniband, ethernet, roce)",
-                                    kv.spec(), *v));
+    if (!kind || !is_network(*kind)) {
+      throw ConfigError(
+          fmt::format("topology '{}': net '{}' is unknown (valid: infiniband, ethernet or roce, tcp, efa)",
+                      kv.spec(), *v));
     }
     f.link_kind = *kind;
   }

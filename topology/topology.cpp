@@ -30,12 +30,15 @@ constexpr std::array<std::pair<VertexKind, std::string_view>, 6> kVertexKinds{
      {VertexKind::PcieSwitch, "pcie_switch"},
      {VertexKind::Nic, "nic"},
      {VertexKind::Switch, "switch"}}};
-constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkKinds{
+constexpr std::array<std::pair<LinkKind, std::string_view>, kAllLinkKinds.size()> kLinkKinds{
     {{LinkKind::NvLink, "nvlink"},
      {LinkKind::NvSwitch, "nvswitch"},
      {LinkKind::Pcie, "pcie"},
      {LinkKind::InfiniBand, "infiniband"},
-     {LinkKind::Ethernet, "ethernet"}}};
+     {LinkKind::Ethernet, "ethernet"},
+     {LinkKind::Tcp, "tcp"},
+     {LinkKind::Efa, "efa"},
+     {LinkKind::Socket, "socket"}}};
 
 constexpr std::array<std::pair<GpuArch, std::string_view>, 4> kGpuArchs{{{GpuArch::Volta, "volta"},
                                                                          {GpuArch::Ampere, "ampere"},
@@ -183,6 +186,27 @@ LinkModel Topology::default_link_model(LinkKind kind) {
     // Ethernet / RoCE: header overhead of a 4 KiB MTU plus RoCE, about 0.9; 2 us NIC/stack cost per message.
     case LinkKind::Ethernet:
       return {0.90, 2e-6};
+    // TCP sockets: a 1500-byte MTU frame carries 1448 bytes of payload (TCP with timestamps) in 1538 bytes on
+    // the wire (IP, TCP, Ethernet header and FCS, preamble and inter-frame gap): 0.94, times the 0.9 that the
+    // RoCE default allows beyond its headers (ACKs, pacing, congestion control): 0.85. The kernel's TCP/IP
+    // path costs 10-30 us one way against under 1 us with RDMA ("Latency dissection: where every microsecond
+    // goes in an AI cluster network", kentino.com): 10 us at each end, the sender's system call and copy and
+    // the receiver's interrupt, copy and wake-up. A stream's copy-bound ceiling on one core (which matters
+    // from 100 Gb/s up) is not modelled: calibrate.
+    case LinkKind::Tcp:
+      return {0.85, 10e-6};
+    // EFA: SRD runs over Ethernet, so RoCE's framing (0.9); OS bypass like RDMA, but every message also goes
+    // through libfabric and NCCL's aws-ofi-nccl plugin and SRD's reliability layer in the adapter. We have no
+    // published per-message figure at hand: 4 us per end is an assumption between RDMA (about 1) and kernel
+    // TCP (10), to calibrate (`cclab calibrate --from-nccl-tests`).
+    case LinkKind::Efa:
+      return {0.90, 4e-6};
+    // CPU socket interconnect: its bandwidth in a topology is what GPU peer traffic gets through it, the
+    // value NCCL assigns to its SYS links (src/graph/topo.h: QPI_BW 6, SKL_QPI_BW 10, AMD_BW 16 GB/s), well
+    // under the links' line rate because the CPU turns peer writes into small transactions. So no further
+    // derating here.
+    case LinkKind::Socket:
+      return {1.0, 0.0};
   }
   return {};
 }
@@ -206,7 +230,14 @@ double Topology::effective_bandwidth_Bps(std::size_t link) const {
 
 double Topology::effective_latency_s(std::size_t link) const {
   const Link& l = links_.at(link);
-  return l.latency_s + link_model(l.kind).overhead_s;
+  const bool between_switches =
+      vertex(l.a).kind == VertexKind::Switch && vertex(l.b).kind == VertexKind::Switch;
+  return l.latency_s + (between_switches ? 0.0 : link_model(l.kind).overhead_s);
+}
+
+bool is_network(LinkKind kind) {
+  return kind == LinkKind::InfiniBand || kind == LinkKind::Ethernet || kind == LinkKind::Tcp ||
+         kind == LinkKind::Efa;
 }
 
 std::string_view to_string(VertexKind kind) {
@@ -226,6 +257,7 @@ std::optional<VertexKind> parse_vertex_kind(std::string_view text) {
 }
 std::optional<LinkKind> parse_link_kind(std::string_view text) {
   if (text == "roce") return LinkKind::Ethernet;
+  if (text == "qpi" || text == "upi" || text == "xgmi") return LinkKind::Socket;
   return value_of(kLinkKinds, text);
 }
 

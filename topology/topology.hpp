@@ -22,7 +22,15 @@
 namespace cclab::topo {
 
 enum class VertexKind { Gpu, Cpu, NvSwitch, PcieSwitch, Nic, Switch };
-enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet };
+// Socket: the interconnect between a node's CPU sockets (QPI, UPI, Infinity Fabric), which GPU peer traffic
+// without NVLink crosses. Tcp: kernel TCP sockets over Ethernet (NCCL's socket transport, Gloo); Efa: AWS's
+// Elastic Fabric Adapter (SRD through libfabric). Ethernet stands for RDMA over Converged Ethernet.
+enum class LinkKind { NvLink, NvSwitch, Pcie, InfiniBand, Ethernet, Tcp, Efa, Socket };
+inline constexpr std::array kAllLinkKinds{LinkKind::NvLink,     LinkKind::NvSwitch, LinkKind::Pcie,
+                                          LinkKind::InfiniBand, LinkKind::Ethernet, LinkKind::Tcp,
+                                          LinkKind::Efa,        LinkKind::Socket};
+// The kinds that join nodes: a route over one of them is a network route (NCCL's NET path).
+bool is_network(LinkKind kind);
 // The GPU architecture classes of NCCL's tuning constants (its compCapIndex): Volta stands for everything
 // before sm_80 (P100, V100), then Ampere (sm_80), Hopper (sm_90) and Blackwell (sm_100).
 enum class GpuArch { Volta, Ampere, Hopper, Blackwell };
@@ -31,19 +39,24 @@ std::string_view to_string(VertexKind kind);
 std::string_view to_string(LinkKind kind);
 // Parse a kind name; nullopt when unknown (callers name the valid choices in their error).
 std::optional<VertexKind> parse_vertex_kind(std::string_view text);
-std::optional<LinkKind> parse_link_kind(std::string_view text);  // "roce" is an alias of ethernet
+// "roce" is an alias of ethernet; "qpi", "upi" and "xgmi" of socket.
+std::optional<LinkKind> parse_link_kind(std::string_view text);
 std::string_view to_string(GpuArch arch);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
 inline constexpr std::string_view kGpuArchNames = "volta, ampere, hopper, blackwell";
 inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
-inline constexpr std::string_view kLinkKindNames = "nvlink, nvswitch, pcie, infiniband, ethernet (or roce)";
+inline constexpr std::string_view kLinkKindNames =
+    "nvlink, nvswitch, pcie, infiniband, ethernet (or roce), tcp, efa, socket (or qpi, upi, xgmi)";
 
 // How a link kind's protocol uses its wire: the fraction of the line rate that carries payload, and a fixed
 // cost added to every message at every hop of that kind. Both are calibration parameters (cclab calibrate
 // fits them); the defaults are in Topology::default_link_model() with their sources.
 struct LinkModel {
   double efficiency = 1.0;  // payload bandwidth / line rate, in (0, 1]
-  double overhead_s = 0.0;  // added to the hop's latency for every message
+  // Added to the latency of every message at each end of a route: on every link of this kind that touches a
+  // device (GPU, CPU, NIC, PCIe switch), not on links between fabric switches, whose forwarding the link
+  // latency already holds. It is the sender's or the receiver's stack (posting, completion, a system call).
+  double overhead_s = 0.0;
   bool operator==(const LinkModel&) const = default;
 };
 
@@ -204,10 +217,12 @@ class Topology {
   std::vector<Link> links_;
   std::vector<bool> failed_;  // per link, what-if failures
   std::unordered_map<std::string, VertexId> by_name_;
-  std::array<LinkModel, 5> link_models_ = {
-      default_link_model(LinkKind::NvLink), default_link_model(LinkKind::NvSwitch),
-      default_link_model(LinkKind::Pcie), default_link_model(LinkKind::InfiniBand),
-      default_link_model(LinkKind::Ethernet)};
+  std::array<LinkModel, kAllLinkKinds.size()> link_models_ = [] {
+    std::array<LinkModel, kAllLinkKinds.size()> models;
+    for (LinkKind kind : kAllLinkKinds)
+      models[static_cast<int>(kind)] = default_link_model(kind);
+    return models;
+  }();
   std::vector<VertexId> gpus_;
   std::vector<int> nic_index_;  // per vertex: index of a NIC among its node's NICs, else -1
   std::unordered_map<int, int> nics_per_node_;

@@ -199,7 +199,9 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     }
   }
   if (const YAML::Node models = root["link_models"]) {
-    check_keys(w, models, "link_models", {"nvlink", "nvswitch", "pcie", "infiniband", "ethernet", "roce"},
+    check_keys(w, models, "link_models",
+               {"nvlink", "nvswitch", "pcie", "infiniband", "ethernet", "roce", "tcp", "efa", "socket", "qpi",
+                "upi", "xgmi"},
                std::string(kLinkKindNames));
     for (const auto& kv : models) {
       const std::string kind_name = kv.first.Scalar();  // check_keys made sure it is a scalar
@@ -277,8 +279,7 @@ std::string dump_topology_yaml(const Topology& t) {
         << YAML::Value << exact_text(l.latency_s, kTimeForms, parse_time_s) << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::Key << "link_models" << YAML::Value << YAML::BeginMap;
-  for (LinkKind kind :
-       {LinkKind::NvLink, LinkKind::NvSwitch, LinkKind::Pcie, LinkKind::InfiniBand, LinkKind::Ethernet}) {
+  for (LinkKind kind : kAllLinkKinds) {
     const LinkModel& m = t.link_model(kind);
     out << YAML::Key << std::string(to_string(kind)) << YAML::Value << YAML::Flow << YAML::BeginMap
         << YAML::Key << "efficiency" << YAML::Value << fmt::format("{}", m.efficiency) << YAML::Key

@@ -11,10 +11,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool is_network(topo::LinkKind kind) {
-  return kind == topo::LinkKind::InfiniBand || kind == topo::LinkKind::Ethernet;
-}
-
 }  // namespace
 
 MessageBounds::MessageBounds(const topo::Topology& topology, const CostParams& params)
@@ -25,7 +21,7 @@ MessageBounds::MessageBounds(const topo::Topology& topology, const CostParams& p
     const topo::Link& l = topology.link(id);
     const double latency = topology.effective_latency_s(id), bandwidth = topology.effective_bandwidth_Bps(id);
     intra_ = {std::min(intra_.latency_s, latency), std::max(intra_.bandwidth_Bps, bandwidth)};
-    if (is_network(l.kind)) {
+    if (topo::is_network(l.kind)) {
       inter_ = {std::min(inter_.latency_s, latency), std::max(inter_.bandwidth_Bps, bandwidth)};
     } else if (topology.vertex(l.a).node != topology.vertex(l.b).node) {
       network_between_nodes_ = false;  // e.g. an NVLink domain spanning nodes

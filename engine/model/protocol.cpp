@@ -126,11 +126,16 @@ RouteClass route_class(const topo::Route& route, const topo::Topology& topology)
       case topo::LinkKind::NvSwitch:
         hop = RouteClass::NvLink;
         break;
+      // NCCL's tuner has three hardware latency rows (NVLink, PCI, NET); a path through the CPU sockets
+      // (its SYS) takes the PCI row.
       case topo::LinkKind::Pcie:
+      case topo::LinkKind::Socket:
         hop = RouteClass::Pcie;
         break;
       case topo::LinkKind::InfiniBand:
       case topo::LinkKind::Ethernet:
+      case topo::LinkKind::Tcp:
+      case topo::LinkKind::Efa:
         hop = RouteClass::Network;
         break;
     }

@@ -12,27 +12,32 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   struct Entry {
     const char* workload;
     const char* gpu;
-    double samples_per_s;  // per GPU, mixed precision
+    double samples_per_s;  // per GPU
     int batch;
+    int sms;
   };
-  // Approximate published figures, to be replaced by measurements:
-  // ResNet-50 v1.5 training, NVIDIA DeepLearningExamples (PyTorch, AMP): about 2,500 img/s per A100 80GB and
-  // about 5,000 img/s per H100; BERT-large pretraining phase 1 (seq 128) about 800 seq/s per A100. V100:
-  // 1,200 img/s per V100 16GB at batch 256 (DeepLearningExamples, PyTorch/Classification/ConvNets/
-  // resnet50v1.5/README.md, "Training performance: NVIDIA DGX-1 16GB", pytorch-21.03 container).
-  // SMs: 80 on V100 (NVIDIA Tesla V100 GPU Architecture whitepaper), 108 on A100 (NVIDIA A100 Tensor Core GPU
-  // Architecture whitepaper), 132 on H100 SXM5 (NVIDIA H100 Tensor Core GPU Architecture whitepaper).
-  static const Entry table[] = {{"resnet50", "v100", 1200, 256},
-                                {"resnet50", "a100", 2500, 256},
-                                {"resnet50", "h100", 5000, 256},
-                                {"resnet101", "a100", 1400, 256},
-                                {"bert_large", "a100", 800, 64}};
+  // Published single-GPU training throughput, to be replaced by measurements:
+  // - ResNet-50 v1.5, NVIDIA DeepLearningExamples (PyTorch, AMP): about 2,500 img/s per A100 80GB and about
+  //   5,000 per H100; V100 16GB 1,200 at batch 256 (PyTorch/Classification/ConvNets/resnet50v1.5/README.md,
+  //   "Training performance: NVIDIA DGX-1 16GB", pytorch-21.03 container). BERT-large pretraining phase 1
+  //   (seq 128) about 800 seq/s per A100.
+  // - P100 (no tensor cores, FP32): TensorFlow's benchmarks page for the DGX-1 (P100), tf_cnn_benchmarks,
+  //   batch 64 per GPU, synthetic data, one GPU: ResNet-50 219 img/s, Inception V3 142 img/s. These are the
+  //   GPUs and the era of Horovod's published scaling runs.
+  // - H200: the H100's GH100 with faster, larger memory (HBM3e, 4.8 TB/s against 3.35) and the same tensor
+  //   throughput (989 dense BF16 TFLOPS in both datasheets); ResNet-50 is bound by that throughput, so we
+  //   take H100's figure (memory-bound layers would run somewhat faster).
+  // SMs: 56 on P100 (Tesla P100 whitepaper), 80 on V100 (Tesla V100 GPU Architecture whitepaper), 108 on
+  // A100 (A100 Tensor Core GPU Architecture whitepaper), 132 on H100 and H200 SXM5 (H100 whitepaper).
+  static const Entry table[] = {{"resnet50", "p100", 219, 64, 56},     {"inception_v3", "p100", 142, 64, 56},
+                                {"resnet50", "v100", 1200, 256, 80},   {"resnet50", "a100", 2500, 256, 108},
+                                {"resnet50", "h100", 5000, 256, 132},  {"resnet50", "h200", 5000, 256, 132},
+                                {"resnet101", "a100", 1400, 256, 108}, {"bert_large", "a100", 800, 64, 108}};
   for (const Entry& e : table) {
     if (workload == e.workload && gpu == e.gpu) {
       const double step = e.batch / e.samples_per_s;
       out = ComputeProfile{step / 3, 2 * step / 3, 0.0, e.batch};  // backward about twice forward
-      const std::string_view g = e.gpu;
-      out.sms = g == "v100" ? 80 : g == "a100" ? 108 : 132;
+      out.sms = e.sms;
       return true;
     }
   }
