@@ -236,6 +236,15 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
                         algorithm_family(schedule.spec.collective, schedule.algorithm));
   add_connections(schedule, costs);
   costs.finish();
+  // One core per rank: a "link" between CPU ranks is the receiving core copying the message, and that core
+  // already takes its receives one at a time (the walk's core_free). Splitting the link among the lanes that
+  // cross it as well would count the same sharing twice: a 2-rank double binary tree, whose two trees cross
+  // each direction of the one link, came out at twice the ring's time where the machine runs them alike.
+  if (params.one_core_per_rank) {
+    costs.reshare([&](int from, int to, int, double even_Bps) {
+      return from == to ? even_Bps : topology.route_between_ranks(from, to).bottleneck_bandwidth_Bps;
+    });
+  }
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family())) {
     costs.use_protocol(p);
