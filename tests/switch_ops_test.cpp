@@ -185,6 +185,33 @@ TEST(Nvls, CostsThePortBytesAndBeatsTheRingOnlyWhenLarge) {
   EXPECT_GT(time_of(nvls_algo, 8 << 10), time_of(ring, 8 << 10));
 }
 
+// NVLSTree on two DGX H100 nodes: its stages pipeline, so a large allreduce takes about what its NVSwitch
+// port takes, S(1 + 1/g) each way, not the sum of an in-node reduce, a tree and an in-node multicast (that
+// was the phased plan: 10.1 ms at 1 GiB, against the ring's 5.5); it beats the ring there, and each rank
+// sends what the header says: S + S/g up to its switch and, with two nodes, S/g on the network.
+TEST(Nvls, TreeAcrossNodesPipelinesItsStages) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  const int g = 8;
+  const Algorithm& nvls_tree = require_algorithm(Collective::AllReduce, "nvls_tree");
+  const Algorithm& ring = require_algorithm(Collective::AllReduce, "ring");
+  CostParams params;
+  params.protocol = Protocol::Auto;
+  const std::uint64_t count = std::uint64_t{1} << 28;  // 1 GiB of f32
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, count, DType::F32);
+  const Schedule s = nvls_tree.plan(spec, t, PlanOptions{});
+  const double S = static_cast<double>(count) * 4;
+  const std::size_t port = topo::nvswitch_port(t, t.gpus()[0])->link;
+  const double port_s =
+      25e-6 +
+      S * (1.0 + 1.0 / g) / (t.effective_bandwidth_Bps(port) * nvls_efficiency(topo::GpuArch::Hopper));
+  const double time = estimate_cost(s, t, params).total_s;
+  EXPECT_GE(time, port_s);
+  EXPECT_LT(time, 1.2 * port_s) << time << " s vs the port's " << port_s << " s";
+  EXPECT_LT(time * 1.1, estimate_cost(ring.plan(spec, t, PlanOptions{}), t, params).total_s);
+  for (std::uint64_t bytes : bytes_sent_per_rank(s))
+    EXPECT_EQ(bytes, static_cast<std::uint64_t>(S + S / g + S / g));
+}
+
 TEST(Nvls, RunsUnderSimpleOnly) {
   const topo::Topology t = topo::make_preset("dgx_h100:1");
   const Schedule s = require_algorithm(Collective::AllReduce, "nvls")

@@ -157,6 +157,9 @@ OpId ProgramBuilder::switch_store(int group, int channel, Chunk src, Chunk dst, 
   return program_.add(make_op(OpKind::SwitchStore, group, channel, src, dst),
                       std::span(deps.begin(), deps.size()));
 }
+OpId ProgramBuilder::switch_store(int group, int channel, Chunk src, Chunk dst, std::span<const OpId> deps) {
+  return program_.add(make_op(OpKind::SwitchStore, group, channel, src, dst), deps);
+}
 
 std::string format_op(const Schedule& schedule, int rank, OpId id) {
   const Program& p = schedule.ranks.at(rank);

@@ -160,6 +160,7 @@ class ProgramBuilder {
   OpId local_reduce(Chunk src, Chunk dst, Deps deps = {}, int channel = 0);
   OpId switch_reduce(int group, int channel, Chunk src, Chunk dst, Deps deps = {});
   OpId switch_store(int group, int channel, Chunk src, Chunk dst, Deps deps = {});
+  OpId switch_store(int group, int channel, Chunk src, Chunk dst, std::span<const OpId> deps);
   OpId add(const Op& op, std::span<const OpId> deps) { return program_.add(op, deps); }
 
  private:

@@ -128,4 +128,17 @@ double halving_doubling_lower_bound_s(const CollectiveSpec& spec, const MessageB
   return least;
 }
 
+double nvls_tree_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds) {
+  const double gpus_per_node =
+      static_cast<double>(spec.world_size) / std::max<std::size_t>(1, bounds.topology().num_nodes());
+  const double port_bytes = static_cast<double>(spec.count) *
+                            static_cast<double>(dtype_size_bytes(spec.dtype)) * (1 + 1 / gpus_per_node);
+  // The cheapest launch among the protocols NVLS runs under (Simple; Raw has none).
+  double launch_s = kInf;
+  for (Protocol p : bounds.protocols())
+    if (family_runs(AlgorithmFamily::Nvls, p))
+      launch_s = std::min(launch_s, protocol_constants(p, AlgorithmFamily::Nvls).launch_s);
+  return (std::isinf(launch_s) ? 0.0 : launch_s) + port_bytes / bounds.fastest_link_Bps();
+}
+
 }  // namespace cclab

@@ -27,6 +27,9 @@ class MessageBounds {
   // The protocols a bound is the least over: those params.protocol stands for, LL128 included.
   const std::vector<Protocol>& protocols() const { return protocols_; }
   const CostParams& params() const { return params_; }
+  const topo::Topology& topology() const { return topology_; }
+  // The largest effective bandwidth of any link (what no transfer inside a node beats).
+  double fastest_link_Bps() const { return intra_.bandwidth_Bps; }
   // No message of `bytes` from rank a to rank b costs less under `protocol` (concrete).
   double message_s(int a, int b, double bytes, Protocol protocol) const;
 
@@ -52,5 +55,9 @@ double compact_lower_bound_s(const CompactSchedule& schedule, const MessageBound
 // Halving-doubling allreduce without planning it (engine/plan/halving_doubling_allreduce.hpp): its 2·log2 P'
 // exchanges depend on each other, each no cheaper than the cheapest message of its step over all pairs.
 double halving_doubling_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds);
+
+// NVLSTree allreduce without planning it (engine/plan/nvls_tree_allreduce.hpp): NVLS's launch, then every
+// GPU's NVSwitch port carries S(1 + 1/g) each way (g GPUs per node), no faster than the fastest link.
+double nvls_tree_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds);
 
 }  // namespace cclab

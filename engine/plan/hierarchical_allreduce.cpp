@@ -1,33 +1,22 @@
 #include "engine/plan/hierarchical_allreduce.hpp"
 
 #include "common/error.hpp"
-#include "engine/plan/nvls_allgather.hpp"
-#include "engine/plan/nvls_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_pattern.hpp"
-#include "engine/plan/switch_pattern.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
                                        const std::vector<std::vector<int>>& groups, InterAlgorithm inter,
-                                       int channels, std::uint64_t chunk_elems, IntraAlgorithm intra) {
+                                       int channels, std::uint64_t chunk_elems) {
   const int nodes = static_cast<int>(groups.size());
   CCLAB_ENFORCE(nodes >= 1, "hierarchical allreduce needs at least one node");
   const int per_node = static_cast<int>(groups[0].size());
   for (const auto& g : groups)
     CCLAB_ENFORCE(static_cast<int>(g.size()) == per_node, "nodes differ in GPU count");
 
-  CompactSchedule s(spec, intra == IntraAlgorithm::Nvls ? "nvls_tree" : "hierarchical");
-  // The intra-node collectives as one node's members see them (the whole vector, their own blocks).
-  auto node_spec = [&](Collective c) {
-    CollectiveSpec n = spec;
-    n.collective = c;
-    n.world_size = per_node;
-    n.root = 0;
-    return n;
-  };
+  CompactSchedule s(spec, "hierarchical");
   s.params.inter = inter == InterAlgorithm::Ring ? "ring" : "tree";
   auto block = [&](int local) { return partition(spec.count, per_node, local); };
   // Local rank l's block of the node's vector, in the output.
@@ -36,10 +25,7 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
   // 1. Intra-node reduce-scatter: local rank l's block of the output gets the node's sum. Every node runs
   //    the same pass on its own ranks.
   const auto intra_rs = std::make_shared<const Pass>(
-      intra == IntraAlgorithm::Nvls
-          ? Pass{ExplicitPass{
-                nvls_reduce_scatter(node_spec(Collective::ReduceScatter), kNvlsDefaultChannels, chunk_elems)}}
-          : Pass{ring_reduce_scatter_pass(identity_rings(per_node, channels), spec.count, chunk_elems)});
+      ring_reduce_scatter_pass(identity_rings(per_node, channels), spec.count, chunk_elems));
   for (const auto& g : groups)
     s.add_lane(Lane{g, BufferPlace{Buffer::Input}, own_block, intra_rs});
   s.next_phase();
@@ -61,10 +47,7 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
 
   // 3. Intra-node allgather, in place: block l is already where the allgather wants it.
   const auto intra_ag = std::make_shared<const Pass>(
-      intra == IntraAlgorithm::Nvls
-          ? Pass{ExplicitPass{
-                nvls_allgather(node_spec(Collective::AllGather), kNvlsDefaultChannels, chunk_elems)}}
-          : Pass{ring_allgather_pass(identity_rings(per_node, channels), spec.count, chunk_elems)});
+      ring_allgather_pass(identity_rings(per_node, channels), spec.count, chunk_elems));
   for (const auto& g : groups)
     s.add_lane(Lane{g, own_block, BufferPlace{Buffer::Output}, intra_ag});
   return s;

@@ -4,10 +4,7 @@
 //   place;
 //   3. ring allgather inside each node.
 // All g GPUs of a node talk to the network at once, each through its own NIC (Horovod's hierarchical
-// allreduce; NCCL's rail-aligned inter-node rings; UCC's split-rail). With IntraAlgorithm::Nvls phases 1 and
-// 3 reduce and multicast through the node's NVSwitch (S up and S/P down per GPU for the reduce-scatter, the
-// reverse for the allgather) and phase 2 is a tree: NCCL's NVLSTree, which sends the same inter-node bytes
-// through one head GPU per channel where this uses every local rank.
+// allreduce; NCCL's rail-aligned inter-node rings; UCC's split-rail).
 //   Steps:          2(g-1) intra + inter (ring: 2(N-1); tree: 2·depth) per chunk.
 //   Bytes per rank: 2(g-1)/g · S on NVLink/PCIe + 2(N-1)/N · S/g on the network (ring inter).
 //   α-β cost:       2(g-1)(α_l + S/(g·B_l)) + 2(N-1)(α_r + S/(N·g·B_r)) + γ terms.
@@ -21,15 +18,11 @@
 namespace cclab::planners {
 
 enum class InterAlgorithm { Ring, Tree };
-// How phases 1 and 3 run inside a node: rings, or through the node's NVSwitch
-// (engine/plan/switch_pattern.hpp; with a tree across nodes, NCCL's NVLSTree: `nvls_tree`).
-enum class IntraAlgorithm { Ring, Nvls };
 
 // groups: the ranks of each node in local order; all groups the same size. `channels` are the inter-node
-// (and intra-node ring) channels; NVLS passes run kNvlsDefaultChannels.
+// (and intra-node ring) channels.
 CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
                                        const std::vector<std::vector<int>>& groups, InterAlgorithm inter,
-                                       int channels, std::uint64_t chunk_elems,
-                                       IntraAlgorithm intra = IntraAlgorithm::Ring);
+                                       int channels, std::uint64_t chunk_elems);
 
 }  // namespace cclab::planners

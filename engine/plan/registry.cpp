@@ -17,6 +17,7 @@
 #include "engine/plan/nvls_allgather.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/nvls_reduce_scatter.hpp"
+#include "engine/plan/nvls_tree_allreduce.hpp"
 #include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/pat_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
@@ -162,11 +163,15 @@ std::vector<Algorithm> make_registry() {
         return Support::yes();
       },
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        // A double binary tree per local rank, each over its own NIC (as hierarchical's inter trees).
-        return planners::hierarchical_allreduce(s, planners::node_groups(t), planners::InterAlgorithm::Tree,
-                                                channels_or(o, 1), chunk_of(o, s),
-                                                planners::IntraAlgorithm::Nvls);
+        // A double binary tree per local rank, each over its own NIC; NVLS's channel count.
+        const int channels = channels_or(o, planners::kNvlsDefaultChannels);
+        CompactSchedule plan = explicit_plan(
+            planners::nvls_tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
+        plan.params.lanes_per_channel = 3;
+        plan.params.channels = channels;
+        return plan;
       });
+  list.back().unplanned_bound = nvls_tree_lower_bound_s;
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::halving_doubling_allreduce(s));

@@ -25,22 +25,29 @@ const Candidate& Selector::candidate(const Algorithm& algorithm, const Collectiv
   c.algorithm = algorithm.name;
   c.support = algorithm.supports(spec, topology, options);
   if (c.support.ok) {
-    auto schedule = planned
-                        ? std::move(planned)
-                        : std::make_shared<const CompactSchedule>(algorithm.compact(spec, topology, options));
-    if (on_planned_) on_planned_(*schedule);
-    // A candidate whose model would not fit the memory budget (a tree lane walked as ops, the send table of a
-    // huge ring) is reported as not costed instead of failing the whole selection.
+    // A candidate whose plan or model would not fit the memory budget (an explicit pass of millions of ops,
+    // a tree lane walked as ops, the send table of a huge ring) is reported as not costed instead of failing
+    // the whole selection.
+    std::shared_ptr<const CompactSchedule> schedule = std::move(planned);
     try {
-      std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(*schedule, topology, cost_);
-      for (const ProtocolRun& r : runs)
-        c.by_protocol.emplace_back(r.protocol, r.run.total_s);
-      const ProtocolRun best = cheapest(std::move(runs));
-      c.time_s = best.run.total_s;
-      c.protocol = best.protocol;
-      c.schedule = std::move(schedule);
+      if (!schedule)
+        schedule = std::make_shared<const CompactSchedule>(algorithm.compact(spec, topology, options));
     } catch (const ConfigError& e) {
-      c.support = Support::no(fmt::format("not costed: {}", e.what()));
+      c.support = Support::no(fmt::format("not planned: {}", e.what()));
+    }
+    if (schedule && on_planned_) on_planned_(*schedule);
+    if (schedule) {
+      try {
+        std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(*schedule, topology, cost_);
+        for (const ProtocolRun& r : runs)
+          c.by_protocol.emplace_back(r.protocol, r.run.total_s);
+        const ProtocolRun best = cheapest(std::move(runs));
+        c.time_s = best.run.total_s;
+        c.protocol = best.protocol;
+        c.schedule = std::move(schedule);
+      } catch (const ConfigError& e) {
+        c.support = Support::no(fmt::format("not costed: {}", e.what()));
+      }
     }
   }
   return cache_.emplace(key, std::move(c)).first->second;

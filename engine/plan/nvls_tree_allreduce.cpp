@@ -1,0 +1,131 @@
+#include "engine/plan/nvls_tree_allreduce.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "engine/ir/compact.hpp"
+#include "engine/ir/pipeline.hpp"
+#include "engine/plan/patterns.hpp"
+
+namespace cclab::planners {
+
+Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                             int channels, std::uint64_t round_elems) {
+  Schedule s = empty_schedule(spec, "nvls_tree");
+  s.lanes_per_channel = 3;  // IR channels 3c (switch), 3c+1 (tree up) and 3c+2 (tree down): one channel
+  const int nodes = static_cast<int>(groups.size());
+  CCLAB_ENFORCE(nodes >= 1, "nvls_tree needs at least one node");
+  const int g = static_cast<int>(groups[0].size());
+  for (const auto& group : groups)
+    CCLAB_ENFORCE(static_cast<int>(group.size()) == g, "nvls_tree needs the same GPU count on every node");
+  CCLAB_ENFORCE(nodes * g == spec.world_size, "nvls_tree: the groups hold {} ranks, the world {}", nodes * g,
+                spec.world_size);
+  if (spec.world_size == 1) {
+    if (spec.count > 0)
+      ProgramBuilder(s.ranks[0]).copy({Buffer::Input, 0, spec.count}, {Buffer::Output, 0, spec.count});
+    return s;
+  }
+  channels = std::max(1, channels);
+  const std::uint64_t S = spec.count;
+  // The programs are built whole: refuse up front what would not fit (per round and channel a rank runs two
+  // switch ops and at most eight transfers and adds, two children in a binary tree).
+  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(g));
+  const std::uint64_t rounds_bound =
+      round_elems == 0 ? 1 : S / static_cast<std::uint64_t>(g * channels) / per_member + 1;
+  require_within_memory_budget(static_cast<std::uint64_t>(spec.world_size) *
+                                   static_cast<std::uint64_t>(channels) * rounds_bound * 8 *
+                                   kExplicitBytesPerOp,
+                               fmt::format("nvls_tree over {} ranks ({} channels of {} rounds)",
+                                           spec.world_size, channels, rounds_bound),
+                               "a larger --chunk (fewer, larger rounds) or fewer --channels");
+  const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
+  std::vector<OpId> node_sum, reduced, sent_up, have, stored;
+  std::vector<std::vector<OpId>> got;  // per round: the children's receives
+  for (int c = 0; c < channels; ++c) {
+    const Tree& tree = trees[c % 2];
+    const int sw = 3 * c, up = 3 * c + 1, down = 3 * c + 2;
+    // Every member of a node runs as many rounds (a switch instance needs them all); member m's range is the
+    // same on every node, so a member's tree partners agree on each round's size.
+    std::uint64_t longest = 0;
+    for (int m = 0; m < g; ++m)
+      longest = std::max(longest, partition(partition(ElemRange{0, S}, g, m), channels, c).count);
+    const std::uint64_t round = round_elems == 0 ? std::max<std::uint64_t>(1, longest) : per_member;
+    const int rounds = static_cast<int>((longest + round - 1) / round);
+    for (int n = 0; n < nodes; ++n) {
+      const int group = groups[n][0];  // the node's first GPU names its switch group
+      const int parent_node = tree.parent[n];
+      for (int m = 0; m < g; ++m) {
+        const int rank = groups[n][m];
+        Program& program = s.ranks[rank];
+        ProgramBuilder b(program);
+        std::vector<int> children;
+        for (const int child : tree.children[n])
+          children.push_back(groups[child][m]);
+        const int parent = parent_node >= 0 ? groups[parent_node][m] : -1;
+        // Scratch: [0, S) receives the vector's sum from the parent (so that the receive need not wait for
+        // the send up of the same range), then a vector per child for its sums.
+        program.scratch_count = std::max<std::uint64_t>(program.scratch_count, S * (1 + children.size()));
+        const ElemRange part = partition(partition(ElemRange{0, S}, g, m), channels, c);
+        auto at = [&](Buffer buffer, int k) {
+          const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, part.count);
+          return Chunk{buffer, part.offset + from, std::min(round, part.count - from)};
+        };
+        // Child j's slot: scratch past the receive area, one vector per child.
+        auto slot = [&](std::size_t j, int k) {
+          const Chunk c = at(Buffer::Scratch, k);
+          return Chunk{Buffer::Scratch, (1 + j) * S + c.offset, c.count};
+        };
+        got.assign(rounds, {});
+        node_sum.assign(rounds, kNoOp);
+        stored.assign(rounds, kNoOp);
+        reduced.assign(rounds, kNoOp);
+        sent_up.assign(rounds, kNoOp);
+        have.assign(rounds, kNoOp);
+        // The switch channel interleaves round k's multicast with round k + kPostAhead's reduce, so the
+        // reduce runs that many rounds ahead of the tree (NCCL's buffer slots) and the port's two directions
+        // work at once. Receives are posted as far ahead on their channels.
+        pipeline(
+            rounds,
+            [&](int k) {
+              const bool moves = at(Buffer::Output, k).count > 0;
+              // A channel's rounds go through the switch one after the other (its SMs issue them in turn).
+              node_sum[k] = b.switch_reduce(group, sw, at(Buffer::Input, k), at(Buffer::Output, k),
+                                            {k > 0 ? node_sum[k - 1] : kNoOp});
+              reduced[k] = node_sum[k];
+              got[k].clear();
+              if (moves) {
+                // The children's sums land in their slots: a receive that waited for the switch reduce (a
+                // recv_reduce into the output) would tie the tree's progress to the switch channel's.
+                for (std::size_t j = 0; j < children.size(); ++j)
+                  got[k].push_back(b.recv(children[j], up, slot(j, k)));
+                if (parent >= 0) have[k] = b.recv(parent, down, at(Buffer::Scratch, k));
+              }
+            },
+            [&](int k) {
+              const bool moves = at(Buffer::Output, k).count > 0;
+              // The adds come kPostAhead rounds later in the channel's order: an add waits for its data, and
+              // placed at once it would hold back the next rounds' receives, so that each tree level would
+              // lag that many rounds more than the one below it.
+              for (std::size_t j = 0; j < got[k].size(); ++j)
+                reduced[k] = b.local_reduce(slot(j, k), at(Buffer::Output, k), {reduced[k], got[k][j]}, up);
+              if (parent >= 0 && moves) sent_up[k] = b.send(parent, up, at(Buffer::Output, k), {reduced[k]});
+              // The root's sum is in its output; everyone else's arrived in scratch.
+              const bool from_parent = have[k] != kNoOp;
+              if (!from_parent) have[k] = reduced[k];
+              const Chunk sum = from_parent ? at(Buffer::Scratch, k) : at(Buffer::Output, k);
+              std::vector<OpId> deps{have[k], sent_up[k], k > 0 ? stored[k - 1] : kNoOp};
+              if (moves)
+                for (const int child : children)
+                  deps.push_back(b.send(child, down, sum, {have[k]}));
+              stored[k] = b.switch_store(group, sw, sum, at(Buffer::Output, k), deps);
+            });
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace cclab::planners

@@ -1,0 +1,39 @@
+// NCCL's NVLSTree allreduce (2.19+, Hopper and later across nodes), as one pipelined program: inside each
+// node the GPUs reduce through the NVSwitch and multicast through it (engine/plan/switch_pattern.hpp), and
+// across nodes local rank m's GPUs form a tree per channel (NCCL's double binary tree over the nodes: tree c
+// mod 2) that carries block m of the vector, each node's GPU m over its own NIC. Per round of a channel
+// (about round_elems / g elements of the member's block), on three IR channels that make one network channel:
+//   switch (3c):   SwitchReduce of the member's range (the node's sum, in the output); later, once the
+//                  vector's sum is back, SwitchStore of it into every GPU of the node;
+//   up (3c+1):     add the children nodes' sums, send the total to the parent node;
+//   down (3c+2):   receive the vector's sum from the parent (into scratch; the root has it), send it on to
+//                  the children.
+// Rounds pipeline through all stages at once, as in NCCL's kernel: receives are posted kPostAhead rounds
+// ahead (engine/ir/pipeline.hpp), and the switch channel runs round k + kPostAhead's reduce before round k's
+// multicast, so both directions of the NVSwitch port work while rounds climb and descend the tree. Where this
+// differs from NCCL: every local rank carries its block over its own NIC (NCCL sends through one head GPU
+// per channel, whose NVLS buffers gather the node's data), which spreads the same network bytes over all of
+// a node's NICs.
+//   Steps:          per round 2 switch instances in the node and 2·depth tree messages; pipelined over K
+//   rounds
+//                   per channel: about K + 2·depth.
+//   Bytes per rank: through its NVSwitch port, S/g + S/g² up and down for its own block plus what the
+//                   others' reduces read and their multicasts write: S + S/g each way in all (as nvls); on
+//                   the network, its block S/g up to the parent and down to each child: S/g·(1 + children).
+//   α-β cost:       launch + max(port bytes / (B_port·nvlsEff), tree bytes / B_nic) + K·α + 2·depth·α_net.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/ir/schedule.hpp"
+
+namespace cclab::planners {
+
+// groups: the ranks of each node in local order, all the same size; `channels` trees (and switch channels)
+// per local rank; rounds of about `round_elems` elements of the vector (round_elems / g per member; 0: one
+// round per channel).
+Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                             int channels, std::uint64_t round_elems);
+
+}  // namespace cclab::planners
