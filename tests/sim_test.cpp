@@ -85,14 +85,23 @@ TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
   }
 }
 
+// The α-β model and the simulator, both under NCCL's Simple protocol (what NVLS and PAT run under).
+struct UnderSimple {
+  CostParams cost;
+  sim::SimParams params;
+  UnderSimple() {
+    cost.protocol = Protocol::Simple;
+    params.protocol = Protocol::Simple;
+  }
+};
+
 // NVLS on one DGX H100 and one DGX B200: SimGrid runs each switch instance as every member's flows up to the
 // NVSwitch host and down over its port, sharing the ports by max-min; with nothing else on them it must give
 // the α-β model's time (port bytes at nvlsEfficiency, one instance per direction and channel at a time).
 TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
-  CostParams cost;
-  cost.protocol = Protocol::Simple;
-  sim::SimParams params;
-  params.protocol = Protocol::Simple;
+  const UnderSimple simple;
+  const CostParams& cost = simple.cost;
+  const sim::SimParams& params = simple.params;
   for (const char* topology : {"dgx_h100:1", "dgx_b200:1"}) {
     const topo::Topology t = topo::make_preset(topology);
     for (std::uint64_t bytes : {8ULL, 64ULL << 10, 256ULL << 20}) {
@@ -114,10 +123,9 @@ TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
 // sends to two children on one channel, which the α-β split of a NIC among channels counts once;
 // docs/algorithms.md.)
 TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
-  CostParams cost;
-  cost.protocol = Protocol::Simple;
-  sim::SimParams params;
-  params.protocol = Protocol::Simple;
+  const UnderSimple simple;
+  const CostParams& cost = simple.cost;
+  const sim::SimParams& params = simple.params;
   const topo::Topology t = topo::make_preset("dgx_h100:2");
   for (std::uint64_t bytes : {1ULL << 20, 16ULL << 20, 64ULL << 20, 256ULL << 20}) {
     const Schedule s = plan(t, "nvls_tree", bytes, PlanOptions{});
@@ -133,10 +141,9 @@ TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
 // PAT on 16 single-GPU H100 nodes, op by op. The reduce-scatter once hung the simulator: a pipelined
 // connection's wake-up shorter than SimGrid's timing precision came back at the same instant, forever.
 TEST(SimVsAlphaBeta, PatAgrees) {
-  CostParams cost;
-  cost.protocol = Protocol::Simple;
-  sim::SimParams params;
-  params.protocol = Protocol::Simple;
+  const UnderSimple simple;
+  const CostParams& cost = simple.cost;
+  const sim::SimParams& params = simple.params;
   const topo::Topology t = topo::make_preset("dgx_h100:16,gpus=1");
   for (Collective c : {Collective::AllGather, Collective::ReduceScatter}) {
     for (std::uint64_t bytes : {8ULL, 32ULL << 10, 8ULL << 20}) {
