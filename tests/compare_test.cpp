@@ -124,6 +124,22 @@ TEST(NcclTestsLog, Errors) {
               parse_nccl_tests_json("{\"version\": 1}", "d.json");
             }).find("d.json: no \"results\" list"),
             std::string::npos);
+  // A size too large for an integer (or negative, or fractional) is refused, not cast (the fuzzer found
+  // 1e30 here, which UBSan reports as an overflowing float-to-integer conversion).
+  for (const char* size : {"1e30", "-5", "2.5"}) {
+    EXPECT_NE(message([&] {
+                parse_nccl_tests_json(fmt::format("{{\"results\": [{{\"size\": {}, \"count\": 1, \"type\": "
+                                                  "\"float\", \"out_of_place\": null}}]}}",
+                                                  size),
+                                      "e.json");
+              }).find("e.json: results[0]: \"size\" is not a whole number >= 0"),
+              std::string::npos)
+        << size;
+  }
+  EXPECT_NO_THROW(parse_nccl_tests_json(
+      "{\"results\": [{\"size\": 1024.0, \"count\": 256, \"type\": \"float\", \"out_of_place\": "
+      "{\"time\": 10, \"alg_bw\": 0.1, \"bus_bw\": 0.1}}]}",
+      "f.json"));
   const topo::Topology t = topo::make_preset("dgx_a100:2");
   const NcclTestsLog eight = read_nccl_tests_log(data("all_reduce_current.txt"));
   EXPECT_NE(message([&] {

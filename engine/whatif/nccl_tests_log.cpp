@@ -187,8 +187,21 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
     const std::string at = fmt::format("results[{}]", index++);
     try {
       NcclTestsRow row;
-      row.bytes = r.at("size").get<std::uint64_t>();
-      row.count = r.at("count").get<std::uint64_t>();
+      // A JSON number may be a float of any size: converting one out of range to an integer is undefined.
+      auto whole = [&](const char* key) {
+        const nlohmann::json& v = r.at(key);
+        if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+        if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
+        if (v.is_number_float()) {
+          const double d = v.get<double>();
+          if (d >= 0 && d < 18446744073709551616.0 && d == std::floor(d))
+            return static_cast<std::uint64_t>(d);
+        }
+        fail(fmt::format("{}: \"{}\" is not a whole number >= 0", at, key));
+        return std::uint64_t{0};
+      };
+      row.bytes = whole("size");
+      row.count = whole("count");
       row.type = r.at("type").get<std::string>();
       row.redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
       const auto& out = r.at("out_of_place");
