@@ -54,10 +54,16 @@ Points read_baseline(const std::string& path) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);
-    if (doc.value("cclab_baseline", 0) != 1) throw ConfigError("not a cclab baseline (version 1)");
+    // Compared as JSON values, not cast: a float out of an integer's range would be undefined.
+    if (!doc.is_object() || doc.value("cclab_baseline", nlohmann::json()) != 1)
+      throw ConfigError("not a cclab baseline (version 1)");
     for (const auto& p : doc.at("points")) {
+      const nlohmann::json& gpus = p.at("gpus");
+      if (!gpus.is_number_integer() || gpus.get<std::int64_t>() < 1 || gpus.get<std::int64_t>() > (1 << 30))
+        throw ConfigError(fmt::format("a point's gpus is not a GPU count: {}", gpus.dump()));
       points[key_of(p.at("scenario").get<std::string>(), p.at("point").get<std::string>())] =
-          Figures{p.at("gpus").get<int>(), p.at("step_s").get<double>(), p.at("efficiency").get<double>()};
+          Figures{static_cast<int>(gpus.get<std::int64_t>()), p.at("step_s").get<double>(),
+                  p.at("efficiency").get<double>()};
     }
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(fmt::format("{}: not a valid baseline: {}", path, e.what()));

@@ -112,6 +112,8 @@ sed -i 's/nodes: \[1, 2, 4, 8, 16\]/nodes: [1, 2, 4]/' "$dir/gate.yaml"
 check regress-no-baseline 1 "no baseline to compare with" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json"
 check regress-update 0 "updated .*base.json \(24 points\)" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json" --update
 check regress-same 0 "24 points: 24 within 1.0%, 0 improved, 0 regressed" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/base.json"
+sed -E 's/"gpus": *[0-9]+/"gpus":1e30/' "$dir/base.json" > "$dir/bad-base.json"
+check regress-bad-baseline 1 "bad-base.json: a point's gpus is not a GPU count: 1e\+?30" -- "$cclab" regress "$dir/gate.yaml" --baseline "$dir/bad-base.json"
 sed 's/nic: 25Gbps/nic: 12.5Gbps/' "$dir/gate.yaml" > "$dir/slow.yaml"
 check regress-halved-nic 1 "REGRESSED  pcie_roce \| nodes=2 algorithm=ring fp16=false: efficiency" -- "$cclab" regress "$dir/slow.yaml" --baseline "$dir/base.json" --junit "$dir/junit.xml"
 check regress-junit 0 "^failures: [1-9][0-9]* of 24" -- python3 -c "
