@@ -12,6 +12,7 @@
 #include "engine/model/cost.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/registry.hpp"
+#include "engine/plan/selection.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {
@@ -210,6 +211,31 @@ TEST(Nvls, TreeAcrossNodesPipelinesItsStages) {
   EXPECT_LT(time * 1.1, estimate_cost(ring.plan(spec, t, PlanOptions{}), t, params).total_s);
   for (std::uint64_t bytes : bytes_sent_per_rank(s))
     EXPECT_EQ(bytes, static_cast<std::uint64_t>(S + S / g + S / g));
+}
+
+// auto plans nvls_tree where its programs are small enough to walk, and lists it with its size where not
+// (1,024 H100 GPUs at 1 GiB: about 7 M ops), choosing among the rest.
+TEST(Nvls, AutoLeavesOutTreePlansTooLargeToWalk) {
+  CostParams cost;
+  cost.protocol = Protocol::Auto;
+  const topo::Topology two = topo::make_preset("dgx_h100:2");
+  const CollectiveSpec small_spec = spec_for(two, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
+  Selector selector(cost);
+  EXPECT_EQ(selector.choose(small_spec, two, "auto").algorithm, "nvls_tree");
+  const topo::Topology large = topo::make_preset("dgx_h100:128");
+  const CollectiveSpec spec = spec_for(large, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
+  const Algorithm& nvls_tree = require_algorithm(Collective::AllReduce, "nvls_tree");
+  EXPECT_GT(nvls_tree.unplanned_ops(spec, large, PlanOptions{}), kAutoMaxExplicitOps);
+  bool listed = false;
+  for (const Candidate& row : selector.auto_table(spec, large)) {
+    if (row.algorithm != "nvls_tree") continue;
+    listed = true;
+    EXPECT_FALSE(row.support.ok);
+    EXPECT_NE(row.support.reason.find("not costed by auto"), std::string::npos) << row.support.reason;
+    EXPECT_NE(row.support.reason.find("--algo nvls_tree"), std::string::npos) << row.support.reason;
+  }
+  EXPECT_TRUE(listed);
+  EXPECT_NE(selector.choose(spec, large, "auto").algorithm, "nvls_tree");
 }
 
 TEST(Nvls, RunsUnderSimpleOnly) {

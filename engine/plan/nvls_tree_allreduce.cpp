@@ -30,17 +30,12 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
   }
   channels = std::max(1, channels);
   const std::uint64_t S = spec.count;
-  // The programs are built whole: refuse up front what would not fit (per round and channel a rank runs two
-  // switch ops and at most eight transfers and adds, two children in a binary tree).
+  // The programs are built whole: refuse up front what would not fit.
   const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(g));
-  const std::uint64_t rounds_bound =
-      round_elems == 0 ? 1 : S / static_cast<std::uint64_t>(g * channels) / per_member + 1;
-  require_within_memory_budget(static_cast<std::uint64_t>(spec.world_size) *
-                                   static_cast<std::uint64_t>(channels) * rounds_bound * 8 *
-                                   kExplicitBytesPerOp,
-                               fmt::format("nvls_tree over {} ranks ({} channels of {} rounds)",
-                                           spec.world_size, channels, rounds_bound),
-                               "a larger --chunk (fewer, larger rounds) or fewer --channels");
+  require_within_memory_budget(
+      nvls_tree_ops_estimate(spec, g, channels, round_elems) * kExplicitBytesPerOp,
+      fmt::format("nvls_tree over {} ranks ({} channels)", spec.world_size, channels),
+      "a larger --chunk (fewer, larger rounds) or fewer --channels");
   const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
   std::vector<OpId> node_sum, reduced, sent_up, have, stored;
   std::vector<std::vector<OpId>> got;  // per round: the children's receives
@@ -126,6 +121,15 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
     }
   }
   return s;
+}
+
+std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                     std::uint64_t round_elems) {
+  const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
+  const auto c = static_cast<std::uint64_t>(std::max(1, channels));
+  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / g);
+  const std::uint64_t rounds = round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
+  return static_cast<std::uint64_t>(spec.world_size) * c * rounds * 7;
 }
 
 }  // namespace cclab::planners

@@ -36,4 +36,9 @@ namespace cclab::planners {
 Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                              int channels, std::uint64_t round_elems);
 
+// About how many ops that plan holds, from its shape alone (per round and channel a rank runs two switch ops
+// and at most eight transfers and adds, two children in a binary tree; about seven on average).
+std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                     std::uint64_t round_elems);
+
 }  // namespace cclab::planners

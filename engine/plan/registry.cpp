@@ -172,6 +172,11 @@ std::vector<Algorithm> make_registry() {
         return plan;
       });
   list.back().unplanned_bound = nvls_tree_lower_bound_s;
+  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+    return planners::nvls_tree_ops_estimate(s, per_node, channels_or(o, planners::kNvlsDefaultChannels),
+                                            chunk_of(o, s));
+  };
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::halving_doubling_allreduce(s));

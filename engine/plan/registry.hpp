@@ -40,6 +40,10 @@ struct Algorithm {
   // Optional: a lower bound of the α-β time without planning (engine/model/lower_bound.hpp), for algorithms
   // whose plan is dear to make at scale (explicit passes); the others are bounded from their compact plan.
   std::function<double(const CollectiveSpec&, const MessageBounds&)> unplanned_bound;
+  // Optional: about how many ops its plan holds, known without planning, for algorithms planned as explicit
+  // programs of every rank; `auto` leaves out a plan above kAutoMaxExplicitOps (engine/plan/selection.hpp).
+  std::function<std::uint64_t(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)>
+      unplanned_ops;
   // The explicit form: compact(...) expanded on every rank.
   Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
     return to_explicit(compact(spec, t, o));

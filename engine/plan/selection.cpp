@@ -83,6 +83,18 @@ std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const to
       rows[i] = candidate(a, spec, topology, options);
       continue;
     }
+    if (a.unplanned_ops) {
+      if (const std::uint64_t ops = a.unplanned_ops(spec, topology, options); ops > kAutoMaxExplicitOps) {
+        Candidate c;
+        c.algorithm = a.name;
+        c.support = Support::no(fmt::format(
+            "not costed by auto: its plan is about {:.1f} M ops to build and walk (auto's limit {:.1f} M); "
+            "--algo {} costs it",
+            static_cast<double>(ops) / 1e6, static_cast<double>(kAutoMaxExplicitOps) / 1e6, a.name));
+        rows[i] = std::move(c);
+        continue;
+      }
+    }
     if (!bounds) bounds.emplace(topology, cost_);
     if (a.unplanned_bound) {
       pending.push_back({i, a.unplanned_bound(spec, *bounds), nullptr});

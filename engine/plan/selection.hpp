@@ -5,6 +5,7 @@
 // `regress` all select through it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,12 @@ struct Candidate {
   std::vector<std::pair<Protocol, double>> by_protocol;
   bool pruned = false;  // auto_table: not costed, its lower bound showed it cannot win
 };
+
+// The most ops `auto` plans and walks for one candidate whose plan is explicit programs of every rank (about
+// five seconds of walking on a 2-core machine, and 600 MB); above it the candidate is listed as not costed,
+// with its size, and `--algo NAME` still costs it. (nvls_tree over 1,024 H100 GPUs at 1 GiB is 7.3 M ops: 36
+// s and 1.9 GB for `plan --algo auto` before this limit.)
+inline constexpr std::uint64_t kAutoMaxExplicitOps = std::uint64_t{1} << 22;
 
 class Selector {
  public:
