@@ -85,13 +85,18 @@ TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
   }
 }
 
-// The α-β model and the simulator, both under NCCL's Simple protocol (what NVLS and PAT run under).
+// A schedule timed by the α-β model and simulated op by op, both under NCCL's Simple protocol (what NVLS and
+// PAT run under).
 struct UnderSimple {
-  CostParams cost;
-  sim::SimParams params;
-  UnderSimple() {
+  double modelled_s = 0;
+  RunResult simulated;
+  UnderSimple(const Schedule& s, const topo::Topology& t) {
+    CostParams cost;
     cost.protocol = Protocol::Simple;
+    sim::SimParams params;
     params.protocol = Protocol::Simple;
+    modelled_s = estimate_cost(s, t, cost).total_s;
+    simulated = sim::simulate(s, t, params);
   }
 };
 
@@ -99,18 +104,15 @@ struct UnderSimple {
 // NVSwitch host and down over its port, sharing the ports by max-min; with nothing else on them it must give
 // the α-β model's time (port bytes at nvlsEfficiency, one instance per direction and channel at a time).
 TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
-  const UnderSimple simple;
-  const CostParams& cost = simple.cost;
-  const sim::SimParams& params = simple.params;
   for (const char* topology : {"dgx_h100:1", "dgx_b200:1"}) {
     const topo::Topology t = topo::make_preset(topology);
     for (std::uint64_t bytes : {8ULL, 64ULL << 10, 256ULL << 20}) {
       const Schedule s = plan(t, "nvls", bytes, PlanOptions{});
-      const double modelled = estimate_cost(s, t, cost).total_s;
-      const RunResult simulated = sim::simulate(s, t, params);
-      EXPECT_NEAR(simulated.total_s, modelled, 0.03 * modelled)
-          << topology << ", " << bytes << " B: sim " << simulated.total_s << " s, α-β " << modelled << " s";
-      EXPECT_EQ(simulated.bytes_sent, bytes_sent_per_rank(s));
+      const UnderSimple run(s, t);
+      EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.03 * run.modelled_s)
+          << topology << ", " << bytes << " B: sim " << run.simulated.total_s << " s, α-β " << run.modelled_s
+          << " s";
+      EXPECT_EQ(run.simulated.bytes_sent, bytes_sent_per_rank(s));
     }
   }
 }
@@ -123,36 +125,30 @@ TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
 // sends to two children on one channel, which the α-β split of a NIC among channels counts once;
 // docs/algorithms.md.)
 TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
-  const UnderSimple simple;
-  const CostParams& cost = simple.cost;
-  const sim::SimParams& params = simple.params;
   const topo::Topology t = topo::make_preset("dgx_h100:2");
   for (std::uint64_t bytes : {1ULL << 20, 16ULL << 20, 64ULL << 20, 256ULL << 20}) {
     const Schedule s = plan(t, "nvls_tree", bytes, PlanOptions{});
-    const double modelled = estimate_cost(s, t, cost).total_s;
-    const RunResult simulated = sim::simulate(s, t, params);
-    const std::string what = fmt::format("{} B: sim {} s, α-β {} s", bytes, simulated.total_s, modelled);
-    EXPECT_LE(simulated.total_s, 1.03 * modelled) << what;
-    if (bytes >= (64ULL << 20)) EXPECT_NEAR(simulated.total_s, modelled, 0.03 * modelled) << what;
-    EXPECT_EQ(simulated.bytes_sent, bytes_sent_per_rank(s));
+    const UnderSimple run(s, t);
+    const double simulated = run.simulated.total_s, modelled = run.modelled_s;
+    const std::string what = fmt::format("{} B: sim {} s, α-β {} s", bytes, simulated, modelled);
+    EXPECT_LE(simulated, 1.03 * modelled) << what;
+    if (bytes >= (64ULL << 20)) EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << what;
+    EXPECT_EQ(run.simulated.bytes_sent, bytes_sent_per_rank(s));
   }
 }
 
 // PAT on 16 single-GPU H100 nodes, op by op. The reduce-scatter once hung the simulator: a pipelined
 // connection's wake-up shorter than SimGrid's timing precision came back at the same instant, forever.
 TEST(SimVsAlphaBeta, PatAgrees) {
-  const UnderSimple simple;
-  const CostParams& cost = simple.cost;
-  const sim::SimParams& params = simple.params;
   const topo::Topology t = topo::make_preset("dgx_h100:16,gpus=1");
   for (Collective c : {Collective::AllGather, Collective::ReduceScatter}) {
     for (std::uint64_t bytes : {8ULL, 32ULL << 10, 8ULL << 20}) {
       const CollectiveSpec spec = spec_for(t, c, bytes / 4, DType::F32);
       Planned planned = plan_collective(spec, t, "pat", PlanOptions{});
       ASSERT_TRUE(planned.schedule) << planned.reason;
-      const double modelled = estimate_cost(*planned.schedule, t, cost).total_s;
-      const double simulated = sim::simulate(*planned.schedule, t, params).total_s;
-      EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << to_string(c) << ", " << bytes << " B";
+      const UnderSimple run(*planned.schedule, t);
+      EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.03 * run.modelled_s)
+          << to_string(c) << ", " << bytes << " B";
     }
   }
 }

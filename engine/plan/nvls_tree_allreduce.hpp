@@ -14,9 +14,8 @@
 // differs from NCCL: every local rank carries its block over its own NIC (NCCL sends through one head GPU
 // per channel, whose NVLS buffers gather the node's data), which spreads the same network bytes over all of
 // a node's NICs.
-//   Steps:          per round 2 switch instances in the node and 2·depth tree messages; pipelined over K
-//   rounds
-//                   per channel: about K + 2·depth.
+//   Steps:          per round 2 switch instances in the node and 2·depth tree messages; pipelined over
+//                   K rounds per channel: about K + 2·depth.
 //   Bytes per rank: through its NVSwitch port, S/g + S/g² up and down for its own block plus what the
 //                   others' reduces read and their multicasts write: S + S/g each way in all (as nvls); on
 //                   the network, its block S/g up to the parent and down to each child: S/g·(1 + children).

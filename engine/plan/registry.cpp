@@ -101,11 +101,15 @@ std::vector<std::vector<int>> rotated(std::vector<std::vector<int>> rings, int f
   return rings;
 }
 
-// Planners that build explicit programs (one exchange partner per step, or chains) run as one explicit pass.
+// Planners that build explicit programs (one exchange partner per step, or chains) run as one explicit pass,
+// with the programs' own count of IR channels per network channel.
 CompactSchedule explicit_plan(Schedule s) {
   const CollectiveSpec spec = s.spec;
   std::string name = s.algorithm;
-  return one_lane(spec, std::move(name), ExplicitPass{std::move(s)});
+  const int lanes = s.lanes_per_channel;
+  CompactSchedule plan = one_lane(spec, std::move(name), ExplicitPass{std::move(s)});
+  plan.params.lanes_per_channel = lanes;
+  return plan;
 }
 
 std::vector<Algorithm> make_registry() {
@@ -167,7 +171,6 @@ std::vector<Algorithm> make_registry() {
         const int channels = channels_or(o, planners::kNvlsDefaultChannels);
         CompactSchedule plan = explicit_plan(
             planners::nvls_tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
-        plan.params.lanes_per_channel = 3;
         plan.params.channels = channels;
         return plan;
       });
