@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -127,11 +129,14 @@ TEST(Formulas, DoubleBinaryTree) {
         for (int j = 0; j < g; ++j)
           groups[n].push_back(n * g + j);
       const int p = nodes * g;
-      const Tree t0 = double_binary_tree(groups, 0, 0), t1 = double_binary_tree(groups, 1, 1);
-      // Depth: the node chain plus at most ⌈log2 N⌉ tree levels.
+      // Pair 0's chains (no NICs: headed at local index 0), trees 0 and 1.
+      const std::vector<int> heads(nodes, 0);
+      const Tree t0 = double_binary_tree(groups, 0, heads), t1 = double_binary_tree(groups, 1, heads);
+      // Depth: the node chain plus at most ⌈log2 N⌉ tree levels, each two hops with chains (a child's head
+      // to its parent's second GPU, that to its head).
       const int log_nodes = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
-      EXPECT_LE(t0.depth(), g - 1 + log_nodes);
-      EXPECT_LE(t1.depth(), g - 1 + log_nodes);
+      EXPECT_LE(t0.depth(), g - 1 + (g > 1 ? 2 : 1) * log_nodes);
+      EXPECT_LE(t1.depth(), g - 1 + (g > 1 ? 2 : 1) * log_nodes);
       // Complementary trees: with an even node count no node is interior in both; with an odd count one is.
       const Tree n0 = binary_tree(nodes), n1 = complementary_binary_tree(nodes);
       int interior_in_both = 0;
@@ -139,7 +144,7 @@ TEST(Formulas, DoubleBinaryTree) {
         interior_in_both += !n0.children[n].empty() && !n1.children[n].empty();
       EXPECT_EQ(interior_in_both, nodes % 2 == 1 && nodes > 1 ? 1 : 0) << nodes << " nodes";
       const std::uint64_t count = 64ULL * p;
-      const Schedule s = to_explicit(tree_allreduce(spec(Collective::AllReduce, p, count), groups, 2, 0));
+      const Schedule s = to_explicit(tree_allreduce(spec(Collective::AllReduce, p, count), groups, {}, 2, 0));
       EXPECT_EQ(count_steps(s), 2 * std::max(t0.depth(), t1.depth()));
       // Bytes: per channel (half the data), one copy up unless root, one copy down per child.
       const auto bytes = bytes_sent_per_rank(s);
@@ -154,6 +159,56 @@ TEST(Formulas, DoubleBinaryTree) {
       }
     }
   }
+}
+
+// NCCL's balanced tree: a pair's chain has its head (parent traffic) and tail (children traffic) on two NICs,
+// and both trees of the pair use them, so no NIC of a node carries more than two slices per pair. Before the
+// pairs shared their NICs, a node interior in tree 0 pushed three slices through tree 0's NIC.
+TEST(Formulas, TreeChannelsBalanceNodeNics) {
+  for (const char* preset : {"dgx_a100:4", "dgx_a100:5", "dgx1_v100:4", "dgx_h100:8"}) {
+    const topo::Topology t = topo::make_preset(preset);
+    const auto groups = node_groups(t);
+    const auto nics = node_nics(t, groups);
+    const int p = static_cast<int>(t.gpus().size()), channels = static_cast<int>(t.nics_of_node(0).size());
+    ASSERT_GE(channels, 2) << preset;
+    const std::uint64_t count = 1ULL << 20;
+    const Schedule s =
+        to_explicit(tree_allreduce(spec(Collective::AllReduce, p, count), groups, nics, channels, 0));
+    // Bytes leaving each (node, NIC) for other nodes.
+    std::map<std::pair<int, int>, std::uint64_t> nic_bytes;
+    for (int r = 0; r < p; ++r) {
+      const int node = t.node_of_rank(r), local = t.vertex(t.gpus()[r]).local_rank;
+      for (const Op& op : s.ranks[r].ops)
+        if (op.kind == OpKind::Send && t.node_of_rank(op.peer) != node)
+          nic_bytes[{node, nics[static_cast<std::size_t>(node)][local]}] += op.src.count * 4;
+    }
+    const std::uint64_t slice = count * 4 / channels;
+    std::set<int> used;
+    for (const auto& [at, bytes] : nic_bytes) {
+      EXPECT_LE(bytes, 2 * slice + 64) << preset << " node " << at.first << " NIC " << at.second;
+      used.insert(at.second);
+    }
+    EXPECT_EQ(used.size(), t.nics_of_node(0).size()) << preset << ": every NIC carries part of the trees";
+  }
+}
+
+// NCCL's tree chunk: the Simple step (512 KiB) at most, halved while a channel has fewer than 8·depth chunks
+// (not below 128 KiB), 4·depth (64 KiB), depth (32 KiB).
+TEST(Formulas, TreeChunkFollowsNcclsRule) {
+  const std::uint64_t KiB = 1024, MiB = KiB * KiB;
+  // 4 nodes of 8: depth 9. 1 GiB over 8 channels: 256 chunks of 512 KiB per channel, enough.
+  EXPECT_EQ(tree_chunk_bytes(1024 * MiB, 8, 9, MiB), 512 * KiB);
+  // 256 MiB: 64 chunks of 512 KiB < 72, 128 of 256 KiB.
+  EXPECT_EQ(tree_chunk_bytes(256 * MiB, 8, 9, MiB), 256 * KiB);
+  // 64 MiB: 8 MiB per channel; 64 chunks of 128 KiB < 72, but that is the first floor, and 64 >= 36.
+  EXPECT_EQ(tree_chunk_bytes(64 * MiB, 8, 9, MiB), 128 * KiB);
+  // 16 MiB: 2 MiB per channel; 16 of 128 KiB < 36, so 64 KiB (32 chunks, >= 9).
+  EXPECT_EQ(tree_chunk_bytes(16 * MiB, 8, 9, MiB), 64 * KiB);
+  // 1 MiB: 128 KiB per channel; 2 of 64 KiB < 9, so 32 KiB, the last floor.
+  EXPECT_EQ(tree_chunk_bytes(MiB, 8, 9, MiB), 32 * KiB);
+  // A smaller --chunk is the ceiling; 0 (unchunked) stays unchunked.
+  EXPECT_EQ(tree_chunk_bytes(1024 * MiB, 8, 9, 64 * KiB), 64 * KiB);
+  EXPECT_EQ(tree_chunk_bytes(1024 * MiB, 8, 9, 0), 0u);
 }
 
 TEST(Formulas, BroadcastAndReduce) {

@@ -36,7 +36,7 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
     Pass across =
         inter == InterAlgorithm::Ring
             ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
-            : Pass{tree_allreduce_pass(singleton_groups(nodes), std::max(2, channels), count, chunk_elems)};
+            : Pass{tree_allreduce_pass(singleton_groups(nodes), {}, std::max(2, channels), count, chunk_elems)};
     std::vector<int> peers;
     for (const auto& g : groups)
       peers.push_back(g[local]);

@@ -36,6 +36,21 @@ std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
   return groups;
 }
 
+std::vector<std::vector<int>> node_nics(const topo::Topology& topology,
+                                        const std::vector<std::vector<int>>& groups) {
+  std::vector<std::vector<int>> nics;
+  for (const auto& group : groups) {
+    const auto& of_node = topology.nics_of_node(topology.node_of_rank(group.front()));
+    auto& row = nics.emplace_back();
+    for (const int r : group) {
+      const auto nic = topology.gpu_nic(topology.gpus()[r]);
+      const auto it = nic ? std::find(of_node.begin(), of_node.end(), *nic) : of_node.end();
+      row.push_back(it == of_node.end() ? -1 : static_cast<int>(it - of_node.begin()));
+    }
+  }
+  return nics;
+}
+
 std::vector<std::vector<int>> singleton_groups(int world_size) {
   std::vector<std::vector<int>> groups;
   for (int r = 0; r < world_size; ++r)

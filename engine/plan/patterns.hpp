@@ -25,6 +25,9 @@ std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 // Ranks grouped by node, in local-rank order.
 std::vector<std::vector<int>> node_groups(const topo::Topology& topology);
 std::vector<std::vector<int>> singleton_groups(int world_size);
+// Per group of node_groups, the index of each GPU's NIC among its node's NICs (-1 for a GPU without one).
+std::vector<std::vector<int>> node_nics(const topo::Topology& topology,
+                                        const std::vector<std::vector<int>>& groups);
 
 // The in-order binary tree NCCL uses for its double binary tree: the parent of r is found by clearing r's
 // lowest set bit b and setting the next one, (r ^ b) | (b << 1), or just clearing it when that falls outside

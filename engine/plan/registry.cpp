@@ -1,6 +1,7 @@
 #include "engine/plan/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -123,9 +124,11 @@ std::vector<Algorithm> make_registry() {
                                CCLAB_ENFORCE(spec.collective == c, "planner for {} given {}", to_string(c),
                                              to_string(spec.collective));
                                CompactSchedule s = plan(spec, t, o);
-                               s.params.chunk_bytes = o.chunk_bytes;
+                               if (s.params.chunk_bytes == 0)
+                                 s.params.chunk_bytes = o.chunk_bytes;  // the tree sets its own
                                return s;
                              },
+                             {},
                              {}});
   };
   add("ring", Collective::AllReduce,
@@ -136,7 +139,17 @@ std::vector<Algorithm> make_registry() {
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const int channels = channels_or(o, std::max(2, nics_per_node(t)));
-        return planners::tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s));
+        const auto groups = planners::node_groups(t);
+        std::size_t per_node = 1;
+        for (const auto& g : groups)
+          per_node = std::max(per_node, g.size());
+        const int depth = static_cast<int>(per_node) - 1 +
+                          static_cast<int>(std::floor(std::log2(static_cast<double>(groups.size()))));
+        const std::uint64_t chunk = planners::tree_chunk_bytes(s.bytes(), channels, depth, o.chunk_bytes);
+        CompactSchedule plan = planners::tree_allreduce(s, groups, planners::node_nics(t, groups), channels,
+                                                        planners::chunk_elems(chunk, s.dtype));
+        plan.params.chunk_bytes = chunk;
+        return plan;
       });
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",

@@ -1,53 +1,92 @@
 #include "engine/plan/tree_allreduce.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/error.hpp"
 #include "engine/plan/ring_pattern.hpp"
 
 namespace cclab::planners {
 
-Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree, int head) {
+int tree_chain_head(const std::vector<int>& nics, int pair, int pairs) {
+  const int n = static_cast<int>(nics.size());
+  CCLAB_ENFORCE(n >= 1 && pairs >= 1 && pair >= 0 && pair < pairs, "tree chain head {} of {} in a node of {}",
+                pair, pairs, n);
+  std::vector<int> boundaries;  // local indices whose successor uses another NIC
+  for (int h = 0; h < n; ++h) {
+    const int next = (h + 1) % n;
+    if (n > 1 && nics[h] >= 0 && nics[next] >= 0 && nics[h] != nics[next]) boundaries.push_back(h);
+  }
+  const auto spread = [&](int places) {
+    return static_cast<int>(static_cast<long long>(pair) * places / pairs);
+  };
+  if (boundaries.empty()) return spread(n);
+  return boundaries[spread(static_cast<int>(boundaries.size()))];
+}
+
+std::uint64_t tree_chunk_bytes(std::uint64_t bytes, int channels, int depth, std::uint64_t ceiling) {
+  if (ceiling == 0) return 0;
+  std::uint64_t chunk = std::min(ceiling, kTreeStepBytes);
+  const std::uint64_t per_channel = bytes / static_cast<std::uint64_t>(std::max(channels, 1));
+  const auto d = static_cast<std::uint64_t>(std::max(depth, 1));
+  for (const auto& [chunks, floor] :
+       {std::pair<std::uint64_t, std::uint64_t>{8 * d, 128 << 10}, {4 * d, 64 << 10}, {d, 32 << 10}}) {
+    while (per_channel / chunk < chunks && chunk > floor)
+      chunk /= 2;
+  }
+  return chunk;
+}
+
+Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree,
+                        const std::vector<int>& heads) {
   const int nodes = static_cast<int>(groups.size());
+  CCLAB_ENFORCE(heads.size() == groups.size(), "{} chain heads for {} nodes", heads.size(), nodes);
   const Tree node_tree = which_tree == 0 ? binary_tree(nodes) : complementary_binary_tree(nodes);
   int world = 0;
   for (const auto& g : groups)
     world += static_cast<int>(g.size());
   std::vector<int> parent(world, -1);
-  // The chain starts at local rank `head` and walks up (tree 0) or down (tree 1) through the node.
-  auto chain = [&](int node) {
+  auto chain_at = [&](int node, int j) {
     const auto& g = groups[node];
     const int n = static_cast<int>(g.size());
-    std::vector<int> c;
-    for (int j = 0; j < n; ++j)
-      c.push_back(g[((which_tree == 0 ? head + j : head - j) % n + n) % n]);
-    return c;
+    return g[(heads[node] + j) % n];
   };
   for (int n = 0; n < nodes; ++n) {
-    const auto c = chain(n);
-    for (std::size_t j = 1; j < c.size(); ++j)
-      parent[c[j]] = c[j - 1];
-    if (node_tree.parent[n] >= 0) parent[c[0]] = chain(node_tree.parent[n])[0];
+    const int size = static_cast<int>(groups[n].size());
+    for (int j = 1; j < size; ++j)
+      parent[chain_at(n, j)] = chain_at(n, j - 1);
+    if (const int up = node_tree.parent[n]; up >= 0)
+      parent[chain_at(n, 0)] = chain_at(up, std::min(1, static_cast<int>(groups[up].size()) - 1));
   }
   return tree_from_parents(std::move(parent));
 }
 
-TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups, int channels, std::uint64_t count,
+TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups,
+                             const std::vector<std::vector<int>>& nics, int channels, std::uint64_t count,
                              std::uint64_t chunk_elems) {
   CCLAB_ENFORCE(channels >= 1, "tree allreduce needs at least one channel");
+  CCLAB_ENFORCE(nics.empty() || nics.size() == groups.size(), "NICs of {} nodes for {} nodes", nics.size(),
+                groups.size());
   TreePass pass;
   pass.count = count;
   pass.chunk_elems = chunk_elems;
-  // Channel c runs tree c mod 2 with its node chains headed by local rank c, so that channels leave nodes
-  // through different GPUs and NICs, as the rings do.
-  for (int c = 0; c < channels; ++c)
-    pass.trees.push_back(double_binary_tree(groups, c % 2, c));
+  const int pairs = (channels + 1) / 2;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> heads;
+    for (std::size_t n = 0; n < groups.size(); ++n) {
+      const std::vector<int> none(groups[n].size(), -1);
+      heads.push_back(tree_chain_head(nics.empty() ? none : nics[n], c / 2, pairs));
+    }
+    pass.trees.push_back(double_binary_tree(groups, c % 2, heads));
+  }
   return pass;
 }
 
 CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                               int channels, std::uint64_t chunk_elems) {
-  CompactSchedule s = one_lane(spec, "tree", tree_allreduce_pass(groups, channels, spec.count, chunk_elems));
+                               const std::vector<std::vector<int>>& nics, int channels,
+                               std::uint64_t chunk_elems) {
+  CompactSchedule s =
+      one_lane(spec, "tree", tree_allreduce_pass(groups, nics, channels, spec.count, chunk_elems));
   s.params.channels = channels;
   s.params.lanes_per_channel = 2;  // IR channels 2c (up) and 2c+1 (down) are one channel's two lanes
   return s;
