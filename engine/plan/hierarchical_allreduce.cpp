@@ -33,10 +33,10 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
   // 2. Inter-node allreduce of block l among local rank l of every node, in place in the output.
   for (int local = 0; local < per_node; ++local) {
     const std::uint64_t count = block(local).count;
-    Pass across =
-        inter == InterAlgorithm::Ring
-            ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
-            : Pass{tree_allreduce_pass(singleton_groups(nodes), {}, std::max(2, channels), count, chunk_elems)};
+    Pass across = inter == InterAlgorithm::Ring
+                      ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
+                      : Pass{tree_allreduce_pass(singleton_groups(nodes), {}, std::max(2, channels), count,
+                                                 chunk_elems)};
     std::vector<int> peers;
     for (const auto& g : groups)
       peers.push_back(g[local]);
