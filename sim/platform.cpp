@@ -23,21 +23,8 @@ std::string background_host(const topo::Topology& topology, topo::VertexId verte
   return topology.vertex(vertex).name;
 }
 
-namespace {
-
-// The NVSwitch port of a rank's GPU.
-topo::NvSwitchPort switch_port_of(const topo::Topology& t, int rank) {
-  const topo::VertexId gpu = t.gpus().at(rank);
-  const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(t, gpu);
-  if (!port)
-    throw ConfigError(fmt::format("GPU {} has no NVSwitch port for its switch ops", t.vertex(gpu).name));
-  return *port;
-}
-
-}  // namespace
-
-std::string switch_host(const topo::Topology& topology, int rank) {
-  return topology.vertex(switch_port_of(topology, rank).nvswitch).name;
+std::string switch_host(const topo::Topology& topology, const topo::SwitchPort& port) {
+  return topology.vertex(port.sw).name;
 }
 
 namespace {
@@ -67,7 +54,7 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 
 void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
                     const std::function<ProtocolLink(int, int)>& protocol_link, bool delay_host,
-                    const std::vector<int>& switch_ranks) {
+                    const std::vector<SwitchRank>& switch_ranks) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
@@ -96,9 +83,8 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
   }
   // Switches that reduce: a host each (a background flow may end there too), routed to each member over its
   // port.
-  for (const int r : switch_ranks) {
-    const topo::NvSwitchPort port = switch_port_of(t, r);
-    const topo::VertexId sw = port.nvswitch;
+  for (const auto& [r, port] : switch_ranks) {
+    const topo::VertexId sw = port.sw;
     if (!background_hosts.count(sw)) background_hosts[sw] = zone->create_host(t.vertex(sw).name, 1.0)->seal();
     auto hop = [&](const topo::Hop& h) {
       return sg4::LinkInRoute(

@@ -28,11 +28,15 @@ struct ProtocolLink {
 // `protocol_link(a, b)`, when given and not empty, adds a private link with those at the end of the route
 // a -> b; a fat pipe, so that it limits every message on its own and shares nothing. The topology's
 // background flows get hosts named after their vertices (background_host) and their routes.
-// `switch_ranks`: ranks whose switch ops (in-switch reduction) need their NVSwitch as a host (switch_host),
-// reached over their port link both ways.
+// `switch_ranks`: ranks whose switch ops need the switch they reduce in as a host (switch_host: their
+// NVSwitch, or the SHARP switch their NIC hangs off), reached over their port link both ways.
+struct SwitchRank {
+  int rank = 0;
+  topo::SwitchPort port;
+};
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed,
                     const std::function<ProtocolLink(int, int)>& protocol_link = {}, bool delay_host = false,
-                    const std::vector<int>& switch_ranks = {});
+                    const std::vector<SwitchRank>& switch_ranks = {});
 // A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever
 // else runs (the simulator's timers).
 inline constexpr const char* kDelayHost = "cclab-timers";
@@ -45,8 +49,7 @@ std::string platform_xml(const topo::Topology& topology, int world_size, const R
 std::string host_name(const topo::Topology& topology, int rank);
 // The host of a background flow's endpoint (after build_platform).
 std::string background_host(const topo::Topology& topology, topo::VertexId vertex);
-// The host of the NVSwitch that `rank`'s switch ops go through (after build_platform with the rank among
-// switch_ranks).
-std::string switch_host(const topo::Topology& topology, int rank);
+// The host of the switch at the end of `port` (after build_platform with it among switch_ranks).
+std::string switch_host(const topo::Topology& topology, const topo::SwitchPort& port);
 
 }  // namespace cclab::sim

@@ -28,6 +28,7 @@
 #include "engine/ir/frontier.hpp"
 #include "engine/ir/progress.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/switch_ports.hpp"
 #include "engine/model/walk.hpp"
 #include "sim/platform.hpp"
 
@@ -60,6 +61,20 @@ std::vector<std::pair<sg4::Host*, sg4::Host*>> background_streams(const topo::To
   return streams;
 }
 
+// Per rank with switch ops, where it reduces (engine/model/switch_ports.hpp); nullopt for the others.
+std::vector<std::optional<ReductionPort>> reduction_ports(const Schedule& s, const topo::Topology& t) {
+  std::vector<std::optional<ReductionPort>> out(s.ranks.size());
+  const auto instance_elems = switch_instance_elems(s);
+  if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
+    return out;
+  const std::vector<char> in_network = in_network_switch_ranks(s, t);
+  for (std::size_t r = 0; r < s.ranks.size(); ++r)
+    if (std::any_of(s.ranks[r].ops.begin(), s.ranks[r].ops.end(),
+                    [](const Op& op) { return is_switch(op.kind); }))
+      out[r] = reduction_port(t, static_cast<int>(r), in_network[r] != 0);
+  return out;
+}
+
 // A transfer too large to finish: what a background stream sends, or a pattern's probe.
 constexpr double kEndlessBytes = 1e18;
 
@@ -70,9 +85,11 @@ constexpr double kEndlessBytes = 1e18;
 // whatever it unblocks.
 class Driver {
  public:
-  // `costs`: the α-β model's connections of `s` under the protocol, for a pipelined one.
+  // `costs`: the α-β model's connections of `s` under the protocol, for a pipelined one; `ports`: where each
+  // rank's switch ops reduce (reduction_ports).
   Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
-         sg4::Host* delay_host, const SimParams& params, std::optional<ConnectionCosts> costs)
+         sg4::Host* delay_host, const SimParams& params, std::optional<ConnectionCosts> costs,
+         const std::vector<std::optional<ReductionPort>>& ports)
       : s_(s),
         topology_(topology),
         hosts_(hosts),
@@ -102,17 +119,17 @@ class Driver {
     instance_started_.assign(instances_.size(), 0);
     instance_flows_.assign(instances_.size(), 0);
     if (!instances_.empty()) {
-      const std::optional<topo::GpuArch> arch = topology.gpu_arch();
-      switch_factor_ = arch && nvls_efficiency(*arch) > 0 ? 1.0 / nvls_efficiency(*arch) : 1.0;
       switch_hosts_.assign(world, nullptr);
       port_latency_s_.assign(world, 0.0);
-      for (const std::vector<OpRef>& instance : instances_) {
-        for (const OpRef& m : instance) {
-          if (switch_hosts_[m.rank]) continue;
-          switch_hosts_[m.rank] = sg4::Host::by_name(switch_host(topology, m.rank));
-          port_latency_s_[m.rank] =
-              topology.effective_latency_s(topo::nvswitch_port(topology, topology.gpus()[m.rank])->link);
-        }
+      switch_factor_.assign(world, 1.0);
+      for (int r = 0; r < world; ++r) {
+        if (!ports[r]) continue;
+        const ReductionPort& reduction = *ports[r];
+        switch_hosts_[r] = sg4::Host::by_name(switch_host(topology, reduction.port));
+        // The flows up and down pay the port link's latency once each; the rest of the trip lands after.
+        port_latency_s_[r] =
+            std::max(0.0, reduction.latency_s - topology.effective_latency_s(reduction.port.link));
+        switch_factor_[r] = 1.0 / reduction.efficiency;
       }
     }
     if (pipelined_) {
@@ -345,13 +362,14 @@ class Driver {
   void launch_switch(OpId instance) {
     const std::vector<OpRef>& members = instances_[instance];
     const bool reduce = s_.ranks[members[0].rank].ops[members[0].op].kind == OpKind::SwitchReduce;
-    double all_bytes = 0;
+    InstanceElems elems;
     for (const OpRef& m : members)
-      all_bytes += s_.ranks[m.rank].ops[m.op].count() * elem_;
+      elems.add(instance_chunk(s_.ranks[m.rank].ops[m.op]));
+    const double all_bytes = static_cast<double>(elems.total()) * elem_;
     for (const OpRef& m : members) {
       const double own = s_.ranks[m.rank].ops[m.op].count() * elem_;
       for (const bool up : {true, false}) {
-        const double payload = (up == reduce ? all_bytes : own) * switch_factor_;
+        const double payload = (up == reduce ? all_bytes : own) * switch_factor_[m.rank];
         auto comm = up ? sg4::Comm::sendto_init(hosts_[m.rank], switch_hosts_[m.rank])
                        : sg4::Comm::sendto_init(switch_hosts_[m.rank], hosts_[m.rank]);
         comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload)));
@@ -389,9 +407,9 @@ class Driver {
   std::vector<std::vector<OpRef>> instances_;  // switch instances (engine/ir/progress.hpp)
   std::vector<std::size_t> instance_started_;  // members that have started each
   std::vector<int> instance_flows_;            // flows of each still in flight
-  std::vector<double> port_latency_s_;         // per rank with switch ops: its NVSwitch port's latency
-  std::vector<sg4::Host*> switch_hosts_;       // per rank: its NVSwitch (ranks with switch ops)
-  double switch_factor_ = 1.0;                 // bytes on the wire per payload byte through a switch
+  std::vector<double> port_latency_s_;         // per rank with switch ops: its trip's latency past the flows
+  std::vector<sg4::Host*> switch_hosts_;       // per rank: the switch it reduces in (ranks with switch ops)
+  std::vector<double> switch_factor_;          // per rank: bytes on its port's wire per payload byte
   std::unordered_map<std::uint64_t, Connection> connections_;
   std::unordered_map<const sg4::Activity*, Flight> in_flight_;
   std::vector<sg4::ActivityPtr> finished_;
@@ -453,17 +471,16 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
     costs->finish(params.protocol);
     protocol_link = protocol_links(t, params.protocol, *costs);
   }
-  std::vector<int> switch_ranks;
+  const std::vector<std::optional<ReductionPort>> ports = reduction_ports(s, t);
+  std::vector<SwitchRank> switch_ranks;
   for (int r = 0; r < world; ++r)
-    if (std::any_of(s.ranks[r].ops.begin(), s.ranks[r].ops.end(),
-                    [](const Op& op) { return is_switch(op.kind); }))
-      switch_ranks.push_back(r);
+    if (ports[r]) switch_ranks.push_back({r, ports[r]->port});
   // The timers' host: pipelined protocols pace their messages, switch instances land after a latency.
   const bool timers = is_pipelined(params.protocol) || !switch_ranks.empty();
   build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, timers, switch_ranks);
   const std::vector<sg4::Host*> hosts = hosts_of(t, world);
   sg4::Host* delay_host = timers ? sg4::Host::by_name(kDelayHost) : nullptr;
-  Driver driver(s, t, hosts, delay_host, params, std::move(costs));
+  Driver driver(s, t, hosts, delay_host, params, std::move(costs), ports);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
   engine->run();

@@ -55,14 +55,15 @@ void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DTy
 
 // The world a planner runs on: P single-GPU servers; for planners that need NVLink domains (NVLS) one
 // NVSwitch node of P GPUs, or several (nvls_tree: the fewest GPUs per node above one that divide P, else
-// one).
+// one); for in-network reduction (collnet) as many DGX A100 nodes on a SHARP switch.
 std::optional<topo::Topology> world_for(const Algorithm& a, int world) {
   int per_node = 1;
   for (int g = world / 2; g >= 2; --g)
     if (world % g == 0 && world / g >= 2) per_node = g;
   for (topo::Topology t :
        {testing::flat_topology(world), testing::nvlink_domain_topology(world),
-        topo::make_preset(fmt::format("dgx_h100:{},gpus={}", world / per_node, per_node))}) {
+        topo::make_preset(fmt::format("dgx_h100:{},gpus={}", world / per_node, per_node)),
+        topo::make_preset(fmt::format("dgx_a100:{},gpus={},sharp=1", world / per_node, per_node))}) {
     if (a.supports(spec_for(t, a.collective, 1, DType::F32), t, PlanOptions{}).ok) return t;
   }
   return std::nullopt;
@@ -101,7 +102,8 @@ INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerMatrix, ::testing::ValuesIn(all_cas
 
 // Worlds derived from presets with 1..8 nodes: multi-GPU nodes, several NICs, other fabrics.
 TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
-  const std::vector<std::string> presets = {"dgx_a100:{}", "dgx_h100:{},fabric=rail", "pcie_server:{},gpus=4",
+  const std::vector<std::string> presets = {"dgx_a100:{},sharp=1", "dgx_h100:{},fabric=rail",
+                                            "pcie_server:{},gpus=4",
                                             "pcie_server:{},gpus=3,fabric=leaf_spine,leaf_size=2,oversub=2"};
   PlanOptions options;
   options.chunk_bytes = 256;
@@ -111,8 +113,8 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       const int world = static_cast<int>(t.gpus().size());
       for (const Algorithm& a : algorithms()) {
         // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies), PAT
-        // one GPU per node, as in NCCL; every other planner runs everywhere.
-        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat";
+        // one GPU per node, CollNet SHARP switches, as in NCCL; every other planner runs everywhere.
+        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat" || a.name == "collnet";
         if (hardware_bound && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok) continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;

@@ -155,6 +155,22 @@ TEST(SimVsAlphaBeta, TreeAgreesAcrossNodes) {
   }
 }
 
+// CollNet on DGX A100 nodes with SHARP, op by op: SimGrid runs each SHARP instance as every member's flows
+// to its leaf switch and back over its NIC link, landing after the rest of NCCL's CollNet trip, and the
+// intra-node streams (each pair of GPUs on IR channels of its own) share the NVSwitch ports by max-min; where
+// the links bound the time it must give the α-β walk's. With one GPU per node there is nothing but SHARP.
+TEST(SimVsAlphaBeta, CollNetAgrees) {
+  const topo::Topology t = topo::make_preset("dgx_a100:2,sharp=1");
+  for (std::uint64_t bytes : {64ULL << 20, 256ULL << 20}) {
+    const UnderSimple run(plan(t, "collnet", bytes, PlanOptions{}), t);
+    EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.03 * run.modelled_s)
+        << bytes << " B: sim " << run.simulated.total_s << " s, α-β " << run.modelled_s << " s";
+  }
+  const topo::Topology flat = topo::make_preset("dgx_a100:4,gpus=1,sharp=1");
+  const UnderSimple run(plan(flat, "collnet", 16ULL << 20, PlanOptions{}), flat);
+  EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.005 * run.modelled_s);
+}
+
 // PAT on 16 single-GPU H100 nodes, op by op. The reduce-scatter once hung the simulator: a pipelined
 // connection's wake-up shorter than SimGrid's timing precision came back at the same instant, forever.
 TEST(SimVsAlphaBeta, PatAgrees) {

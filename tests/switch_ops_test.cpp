@@ -3,6 +3,8 @@
 // bytes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 
 #include "common/error.hpp"
@@ -10,6 +12,7 @@
 #include "engine/ir/progress.hpp"
 #include "engine/ir/schedule_json.hpp"
 #include "engine/model/cost.hpp"
+#include "engine/model/switch_ports.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/registry.hpp"
 #include "engine/plan/selection.hpp"
@@ -250,6 +253,79 @@ TEST(Nvls, RunsUnderSimpleOnly) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("simple only"), std::string::npos) << e.what();
   }
+}
+
+// CollNet (SHARP): across nodes whose NICs hang off SHARP switches, never inside one node or without SHARP.
+TEST(CollNet, AppliesAcrossNodesOnSharpSwitchesOnly) {
+  auto support = [](const std::string& preset) { return allreduce_support("collnet", preset); };
+  EXPECT_TRUE(support("dgx_a100:2,sharp=1").ok) << support("dgx_a100:2,sharp=1").reason;
+  EXPECT_TRUE(support("dgx_h100:4,fabric=leaf_spine,sharp=1").ok);
+  EXPECT_FALSE(support("dgx_a100:2").ok);
+  EXPECT_NE(support("dgx_a100:2").reason.find("SHARP"), std::string::npos) << support("dgx_a100:2").reason;
+  EXPECT_FALSE(support("dgx_a100:1,sharp=1").ok);
+  EXPECT_THROW(topo::make_preset("pcie_server:2,sharp=1"), ConfigError);  // RoCE: SHARP is InfiniBand's
+}
+
+// Each SHARP instance has one member per node, all naming the same range (the IR's in-network reduce), and
+// a GPU sends S/g up to the network, half what a ring sends through its NIC (2(P-1)/P·S/g).
+TEST(CollNet, ReducesOneRangePerNodeAndHalvesTheNicBytes) {
+  const topo::Topology t = topo::make_preset("dgx_a100:4,sharp=1");
+  const int g = 8, P = 32;
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 8 * 4096, DType::F32);
+  const Schedule s = require_algorithm(Collective::AllReduce, "collnet").plan(spec, t, PlanOptions{});
+  EXPECT_EQ(error_of(s), "(verifies)");
+  Matching matching;
+  ASSERT_FALSE(check_structure(s, matching));
+  ASSERT_FALSE(matching.instances.empty());
+  for (const auto& instance : matching.instances) {
+    ASSERT_EQ(instance.size(), 4u);
+    std::set<int> nodes;
+    for (const OpRef& m : instance) {
+      nodes.insert(t.node_of_rank(m.rank));
+      EXPECT_EQ(s.ranks[m.rank].ops[m.op].src, s.ranks[instance[0].rank].ops[instance[0].op].src);
+    }
+    EXPECT_EQ(nodes.size(), 4u);
+  }
+  const std::uint64_t S = spec.count * 4;
+  for (std::uint64_t bytes : switch_bytes_sent_per_rank(s))
+    EXPECT_EQ(bytes, S / g);
+  const Schedule ring = require_algorithm(Collective::AllReduce, "ring").plan(spec, t, PlanOptions{});
+  std::uint64_t ring_network = 0;
+  for (int r = 0; r < P; ++r)
+    for (const Op& op : ring.ranks[r].ops)
+      if (op.kind == OpKind::Send && t.node_of_rank(op.peer) != t.node_of_rank(r))
+        ring_network += op.src.count * 4;
+  // The ring's network bytes per GPU: 2(P-1)/P·S/g, spread over the channels' entries.
+  EXPECT_NEAR(static_cast<double>(ring_network) / P, 2.0 * (P - 1) / P * S / g, 0.01 * S / g);
+}
+
+// A large CollNet allreduce costs what its busiest stream needs: each GPU sends 2(g-1)/g·S to its peers
+// over its NVSwitch port and S/g through its NIC; on a DGX A100 the port binds, and it beats the ring, whose
+// NICs carry twice the bytes; a small one pays one SHARP trip (31 µs) instead of the ring's 2(P-1) steps.
+TEST(CollNet, CostsItsBusiestStreamAndBeatsTheRingAcrossNodes) {
+  const topo::Topology t = topo::make_preset("dgx_a100:4,sharp=1");
+  const int g = 8;
+  CostParams params;
+  params.protocol = Protocol::Auto;
+  auto time = [&](const char* algorithm, std::uint64_t count) {
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, count, DType::F32);
+    return estimate_cost(require_algorithm(Collective::AllReduce, algorithm).plan(spec, t, PlanOptions{}), t,
+                         params)
+        .total_s;
+  };
+  const std::uint64_t count = std::uint64_t{1} << 28;  // 1 GiB of f32
+  const double S = static_cast<double>(count) * 4;
+  const std::size_t port = topo::nvswitch_port(t, t.gpus()[0])->link;
+  const std::size_t nic = topo::sharp_port(t, t.gpus()[0])->link;
+  const double floor_s = std::max(2.0 * (g - 1) / g * S / t.effective_bandwidth_Bps(port),
+                                  S / g / t.effective_bandwidth_Bps(nic));
+  const double collnet = time("collnet", count);
+  EXPECT_GE(collnet, floor_s);
+  EXPECT_LT(collnet, 1.15 * floor_s) << collnet << " s vs the busiest stream's " << floor_s << " s";
+  EXPECT_LT(collnet * 1.2, time("ring", count));
+  const double small = time("collnet", 1024);
+  EXPECT_GT(small, kSharpTripLatency_s);
+  EXPECT_LT(small * 2, time("ring", 1024));
 }
 
 }  // namespace

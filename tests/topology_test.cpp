@@ -440,8 +440,8 @@ TEST(PresetSpec, BandwidthWithSlashIsStillAPreset) {
 TEST(Yaml, RoundTrip) {
   for (const char* spec :
        {"dgx_a100:2", "dgx_h100:3,fabric=rail", "pcie_server:5,gpus=3,fabric=leaf_spine,oversub=3",
-        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,neighbour=3", "dgx1_p100:2,net=tcp",
-        "dgx_a100:2,net=efa"}) {
+        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,neighbour=3", "dgx1_p100:2,net=tcp", "dgx_a100:2,net=efa",
+        "dgx_a100:2,fabric=leaf_spine,leaf_size=1,sharp=1"}) {
     const Topology t = make_preset(spec);
     const std::string text = dump_topology_yaml(t);
     const Topology back = parse_topology_yaml(text);
@@ -523,6 +523,28 @@ TEST(YamlErrors, VertexName) {
 TEST(YamlErrors, GpuWithoutNode) {
   expect_error(replace(kValid, "{name: g1, kind: gpu, node: 0, local_rank: 1}", "{name: g1, kind: gpu}"),
                "t.yaml:4: vertices[1]");
+}
+// Only a network switch reduces in the network; the flag is true or false.
+TEST(YamlErrors, Sharp) {
+  expect_error(replace(kValid, "kind: nvswitch, node: 0}", "kind: nvswitch, node: 0, sharp: true}"),
+               "t.yaml:5: vertices[2]");
+  expect_error(replace(kValid, "kind: nvswitch, node: 0}", "kind: nvswitch, node: 0, sharp: maybe}"),
+               "t.yaml:5: vertices[2].sharp");
+}
+TEST(Yaml, SharpMarksTheFabricSwitches) {
+  const Topology t = make_preset("dgx_a100:2,fabric=leaf_spine,leaf_size=1,sharp=1");
+  int sharp = 0;
+  for (VertexId v = 0; v < t.num_vertices(); ++v) {
+    EXPECT_EQ(t.vertex(v).sharp, t.vertex(v).kind == VertexKind::Switch) << t.vertex(v).name;
+    sharp += t.vertex(v).sharp ? 1 : 0;
+  }
+  EXPECT_EQ(sharp, 4);  // two leaves, two spines
+  EXPECT_NE(dump_topology_yaml(t).find("kind: switch, sharp: true"), std::string::npos);
+  // A GPU's SHARP port is its NIC's link to its leaf.
+  const auto port = sharp_port(t, t.gpus()[9]);
+  ASSERT_TRUE(port);
+  EXPECT_EQ(t.vertex(port->sw).name, "leaf1");
+  EXPECT_EQ(t.vertex(t.link(port->link).a).kind, VertexKind::Nic);
 }
 TEST(YamlErrors, UnknownVertexField) {
   expect_error(replace(kValid, "local_rank: 1}", "local_rank: 1, colour: red}"), "vertices[1].colour");

@@ -70,7 +70,7 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
   const int nodes = static_cast<int>(nics.size());
   switch (f.fabric) {
     case Fabric::SingleSwitch: {
-      VertexId sw = t.add_vertex(Vertex{"switch", VertexKind::Switch});
+      VertexId sw = t.add_vertex(Vertex{"switch", VertexKind::Switch, -1, -1, f.sharp});
       for (const auto& node : nics)
         for (VertexId nic : node)
           t.add_link(nic, sw, f.link_kind, nic_Bps, f.link_latency_s);
@@ -85,9 +85,10 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       const double uplink_Bps = f.nodes_per_leaf * per_node * nic_Bps / f.oversubscription / f.spines;
       std::vector<VertexId> spines;
       for (int s = 0; s < f.spines; ++s)
-        spines.push_back(t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch}));
+        spines.push_back(
+            t.add_vertex(Vertex{fmt::format("spine{}", s), VertexKind::Switch, -1, -1, f.sharp}));
       for (std::size_t l = 0; l < on_leaf.size(); ++l) {
-        VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch});
+        VertexId leaf = t.add_vertex(Vertex{fmt::format("leaf{}", l), VertexKind::Switch, -1, -1, f.sharp});
         attach_switch(t, leaf, spines, uplink_Bps, on_leaf[l], nics, nic_Bps, f);
       }
       return;
@@ -108,18 +109,19 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
       const double uplink_Bps = per_node * nic_Bps / f.oversubscription;
       std::vector<VertexId> cores;
       for (int c = 0; c < half * half; ++c)
-        cores.push_back(t.add_vertex(Vertex{fmt::format("core{}", c), VertexKind::Switch}));
+        cores.push_back(t.add_vertex(Vertex{fmt::format("core{}", c), VertexKind::Switch, -1, -1, f.sharp}));
       const std::vector<std::vector<int>> on_edge = place_servers(job_nodes, nodes, half);
       for (int p = 0; p < pods; ++p) {
         std::vector<VertexId> aggs;
         for (int j = 0; j < half; ++j) {
-          aggs.push_back(t.add_vertex(Vertex{fmt::format("pod{}.agg{}", p, j), VertexKind::Switch}));
+          aggs.push_back(
+              t.add_vertex(Vertex{fmt::format("pod{}.agg{}", p, j), VertexKind::Switch, -1, -1, f.sharp}));
           for (int c = 0; c < half; ++c)
             t.add_link(aggs[j], cores[j * half + c], f.link_kind, uplink_Bps, f.link_latency_s);
         }
         for (int e = p * half; e < std::min(edges, (p + 1) * half); ++e) {
-          VertexId edge =
-              t.add_vertex(Vertex{fmt::format("pod{}.edge{}", p, e - p * half), VertexKind::Switch});
+          VertexId edge = t.add_vertex(
+              Vertex{fmt::format("pod{}.edge{}", p, e - p * half), VertexKind::Switch, -1, -1, f.sharp});
           attach_switch(t, edge, aggs, uplink_Bps, on_edge[e], nics, nic_Bps, f);
         }
       }
@@ -128,10 +130,10 @@ void join_nics(Topology& t, const std::vector<std::vector<VertexId>>& nics, int 
     case Fabric::Rail: {
       // NIC i of every node on rail switch i; one spine joins the rails for cross-rail traffic (sized for the
       // job's nodes; a neighbour job's NICs take spare rail ports).
-      VertexId spine = t.add_vertex(Vertex{"rail-spine", VertexKind::Switch});
+      VertexId spine = t.add_vertex(Vertex{"rail-spine", VertexKind::Switch, -1, -1, f.sharp});
       const double uplink_Bps = job_nodes * nic_Bps / f.oversubscription;
       for (int i = 0; i < per_node; ++i) {
-        VertexId rail = t.add_vertex(Vertex{fmt::format("rail{}", i), VertexKind::Switch});
+        VertexId rail = t.add_vertex(Vertex{fmt::format("rail{}", i), VertexKind::Switch, -1, -1, f.sharp});
         t.add_link(rail, spine, f.link_kind, uplink_Bps, f.link_latency_s);
         for (int n = 0; n < nodes; ++n)
           t.add_link(nics[n][i], rail, f.link_kind, nic_Bps, f.link_latency_s);
@@ -371,6 +373,16 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
     if (seed < 0) throw ConfigError(fmt::format("topology '{}': ecmp_seed must be >= 0", kv.spec()));
     f.ecmp_seed = static_cast<std::uint64_t>(seed);
   }
+  if (const auto* v = kv.get("sharp")) {
+    if (*v != "0" && *v != "1")
+      throw ConfigError(fmt::format("topology '{}': sharp must be 0 or 1", kv.spec()));
+    f.sharp = *v == "1";
+    if (f.sharp && f.link_kind != LinkKind::InfiniBand)
+      throw ConfigError(
+          fmt::format("topology '{}': sharp=1 needs an InfiniBand fabric (SHARP is a Quantum "
+                      "switch feature)",
+                      kv.spec()));
+  }
   if (const auto* v = kv.get("neighbour")) {
     f.neighbour_nodes = parse_int(*v, "neighbour", kv.spec());
     if (f.neighbour_nodes < 0 || f.neighbour_nodes == 1)
@@ -381,7 +393,7 @@ void read_fabric(KeyValues& kv, FabricParams& f) {
 
 constexpr std::string_view kFabricKeys =
     "fabric=single|leaf_spine|rail|fat_tree, oversub, leaf_size, spines, k, net, net_latency, neighbour, "
-    "ecmp_seed";
+    "ecmp_seed, sharp";
 
 // Per model: GPUs and NICs per node, NVLink per GPU per direction, NIC line rate, PCIe generation.
 struct NvSwitchModel {

@@ -38,6 +38,7 @@ struct FabricParams {
   // are not modelled (vertices nb<k>.nic<i>, no node index).
   int neighbour_nodes = 0;
   std::uint64_t ecmp_seed = 0;  // `ecmp_seed=`: Topology::set_ecmp_seed
+  bool sharp = false;           // `sharp=1`: the fabric's switches reduce in the network (InfiniBand SHARP)
 };
 
 inline FabricParams ethernet_fabric() {

@@ -267,6 +267,10 @@ VertexId Topology::add_vertex(Vertex vertex) {
   if (vertex.kind == VertexKind::Gpu && (vertex.node < 0 || vertex.local_rank < 0)) {
     throw ConfigError(fmt::format("GPU '{}' needs a node >= 0 and a local_rank >= 0", vertex.name));
   }
+  if (vertex.sharp && vertex.kind != VertexKind::Switch) {
+    throw ConfigError(fmt::format("'{}' is a {}: only a network switch reduces in the network (sharp)",
+                                  vertex.name, to_string(vertex.kind)));
+  }
   VertexId v = boost::add_vertex(vertex, graph_);
   by_name_.emplace(vertex.name, v);
   nic_index_.push_back(vertex.kind == VertexKind::Nic ? nics_per_node_[vertex.node]++ : -1);
@@ -695,15 +699,30 @@ bool Topology::operator==(const Topology& other) const {
   return true;
 }
 
-std::optional<NvSwitchPort> nvswitch_port(const Topology& t, VertexId gpu) {
-  std::optional<NvSwitchPort> port;
+std::optional<SwitchPort> nvswitch_port(const Topology& t, VertexId gpu) {
+  std::optional<SwitchPort> port;
   for (auto [e, end] = boost::out_edges(gpu, t.graph()); e != end; ++e) {
     const std::size_t link = t.graph()[*e].link;
     const VertexId other = boost::target(*e, t.graph());
     if (t.link_failed(link) || t.vertex(other).kind != VertexKind::NvSwitch) continue;
     if (port && port->link < link) continue;
     const bool forward = t.link(link).a == gpu;  // `a -> b` is a link's forward direction
-    port = NvSwitchPort{link, other, Hop{link, forward}, Hop{link, !forward}};
+    port = SwitchPort{link, other, Hop{link, forward}, Hop{link, !forward}};
+  }
+  return port;
+}
+
+std::optional<SwitchPort> sharp_port(const Topology& t, VertexId gpu) {
+  const std::optional<VertexId> nic = t.gpu_nic(gpu);
+  if (!nic) return std::nullopt;
+  std::optional<SwitchPort> port;
+  for (auto [e, end] = boost::out_edges(*nic, t.graph()); e != end; ++e) {
+    const std::size_t link = t.graph()[*e].link;
+    const VertexId other = boost::target(*e, t.graph());
+    if (t.link_failed(link) || t.vertex(other).kind != VertexKind::Switch) continue;
+    if (port && port->link < link) continue;
+    const bool forward = t.link(link).a == *nic;
+    port = SwitchPort{link, other, Hop{link, forward}, Hop{link, !forward}};
   }
   return port;
 }

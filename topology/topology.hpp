@@ -65,6 +65,9 @@ struct Vertex {
   VertexKind kind = VertexKind::Gpu;
   int node = -1;        // server index; -1 for fabric switches
   int local_rank = -1;  // GPU index inside its node; -1 for everything else
+  // A network switch that reduces in the network (InfiniBand SHARP: the switches of an aggregation tree sum
+  // what the members send and return the result to all of them); only for kind Switch.
+  bool sharp = false;
 
   bool operator==(const Vertex&) const = default;
 };
@@ -240,14 +243,22 @@ class Topology {
   void forget_routes() { route_cache_ = std::make_shared<RouteCache>(); }
 };
 
-// The link by which `gpu` reaches an NVSwitch (the lowest-numbered working one), where in-switch reduction
-// (NVLS) enters and leaves the GPU, and the switch at its other end; nullopt when it has none.
-struct NvSwitchPort {
+// Where a GPU's data enters and leaves a switch that reduces it: the link, the switch at its other end, and
+// the link's two directions.
+struct SwitchPort {
   std::size_t link = 0;
-  VertexId nvswitch = 0;
-  Hop up;    // GPU -> switch
-  Hop down;  // switch -> GPU
+  VertexId sw = 0;
+  Hop up;    // towards the switch
+  Hop down;  // from the switch
 };
-std::optional<NvSwitchPort> nvswitch_port(const Topology& t, VertexId gpu);
+// The link by which `gpu` reaches an NVSwitch (the lowest-numbered working one), where in-switch reduction
+// (NVLS) enters and leaves the GPU; nullopt when it has none.
+std::optional<SwitchPort> nvswitch_port(const Topology& t, VertexId gpu);
+// In-network reduction across nodes (InfiniBand SHARP, NCCL's CollNet): the link from `gpu`'s NIC to the
+// network switch it hangs off (the lowest-numbered working one), where the GPU's data enters the switches'
+// reduction tree and its result comes back; nullopt without a NIC or switch. Whether that switch reduces is
+// its Vertex::sharp. (The PCIe hops from the GPU to its NIC are not part of the port: they are at least as
+// fast as the NIC on the machines this models.)
+std::optional<SwitchPort> sharp_port(const Topology& t, VertexId gpu);
 
 }  // namespace cclab::topo

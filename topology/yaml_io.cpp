@@ -56,6 +56,13 @@ int integer(const Where& w, const YAML::Node& parent, const char* key, const std
   return value;
 }
 
+bool boolean(const Where& w, const YAML::Node& parent, const char* key, const std::string& field) {
+  const std::string text = scalar(w, parent, key, field);
+  if (text == "true") return true;
+  if (text == "false") return false;
+  w.fail(parent[key], field, fmt::format("'{}' is not true or false", text));
+}
+
 template <typename Parse>
 auto with_units(const Where& w, const YAML::Node& parent, const char* key, const std::string& field,
                 Parse parse) {
@@ -147,7 +154,8 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     const YAML::Node v = vertices[i];
     const std::string field = fmt::format("vertices[{}]", i);
-    check_keys(w, v, field, {"name", "kind", "node", "local_rank"}, "name, kind, node, local_rank");
+    check_keys(w, v, field, {"name", "kind", "node", "local_rank", "sharp"},
+               "name, kind, node, local_rank, sharp");
     Vertex vx;
     vx.name = name(w, v, "name", field + ".name");
     if (vx.name.empty()) w.fail(v["name"], field + ".name", "must not be empty");
@@ -159,6 +167,7 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
     vx.kind = *parsed;
     if (v["node"]) vx.node = integer(w, v, "node", field + ".node", 0);
     if (v["local_rank"]) vx.local_rank = integer(w, v, "local_rank", field + ".local_rank", 0);
+    if (v["sharp"]) vx.sharp = boolean(w, v, "sharp", field + ".sharp");
     if (vx.kind == VertexKind::Gpu && (vx.node < 0 || vx.local_rank < 0)) {
       w.fail(v, field, "a gpu needs 'node' and 'local_rank'");
     }
@@ -268,6 +277,7 @@ std::string dump_topology_yaml(const Topology& t) {
         << "kind" << YAML::Value << std::string(to_string(vx.kind));
     if (vx.node >= 0) out << YAML::Key << "node" << YAML::Value << vx.node;
     if (vx.local_rank >= 0) out << YAML::Key << "local_rank" << YAML::Value << vx.local_rank;
+    if (vx.sharp) out << YAML::Key << "sharp" << YAML::Value << true;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;

@@ -214,18 +214,18 @@ std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& sc
   if (groups.empty()) return out;
   for (std::size_t r = 0; r < schedule.ranks.size(); ++r)
     out[r].assign(schedule.ranks[r].ops.size(), 0);
-  std::vector<std::uint64_t> totals;
+  std::vector<InstanceElems> totals;
   for (const auto& [key, members] : groups) {
-    // Instance k: the sum of every member's k-th op, handed to each of those ops.
+    // Instance k: every member's k-th op, its total handed to each of those ops.
     totals.clear();
     for (const auto& [r, ops] : members) {
-      totals.resize(std::max(totals.size(), ops.size()), 0);
+      totals.resize(std::max(totals.size(), ops.size()));
       for (std::size_t k = 0; k < ops.size(); ++k)
-        totals[k] += schedule.ranks[r].ops[ops[k]].count();
+        totals[k].add(instance_chunk(schedule.ranks[r].ops[ops[k]]));
     }
     for (const auto& [r, ops] : members)
       for (std::size_t k = 0; k < ops.size(); ++k)
-        out[r][ops[k]] = totals[k];
+        out[r][ops[k]] = totals[k].total();
   }
   return out;
 }

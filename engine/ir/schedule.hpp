@@ -11,11 +11,14 @@
 //         RecvReduce  receive from `peer`, dst = src (+) received   (src may equal dst)
 //         Copy        dst = src                                     (local)
 //         LocalReduce dst = dst (+) src                             (local)
-//         SwitchReduce dst = (+) over the group's members m of m's src at this op's src chunk
+//         SwitchReduce dst = (+) over the group's members m of m's src at this op's src chunk (members may
+//                     name the same chunk: an in-network allreduce of it)
 //         SwitchStore  every member m's dst at this op's dst chunk = src
 //   The two switch ops are in-switch reduction and multicast (NVLink SHARP, "NVLS": multimem.ld_reduce and
 //   multimem.st through the NVSwitch): one op reads or writes the memory of every member of its group, which
-//   point-to-point ops cannot say (the switch combines, so a member's link carries each byte once). A group
+//   point-to-point ops cannot say (the switch combines, so a member's link carries each byte once). The same
+//   ops say in-network reduction across nodes (InfiniBand SHARP, NCCL's CollNet): a group with one member per
+//   node reduces through the network switches its NICs hang off (topology.hpp: sharp_port). A group
 //   is named by `peer`, one of its members (the planners' member 0), together with the channel: the ranks
 //   whose switch ops on channel c name g form group (g, c). Buffers are symmetric: a chunk means the same
 //   offsets in every member's buffer.
@@ -183,8 +186,32 @@ std::vector<std::uint64_t> switch_bytes_sent_per_rank(const Schedule& schedule);
 // member make instance k (check_structure in engine/ir/progress.hpp checks and pairs them).
 using SwitchGroups = std::map<std::uint64_t, std::map<int, std::vector<OpId>>>;
 SwitchGroups switch_groups(const Schedule& schedule);
-// [rank][op]: for a switch op, the elements of its whole instance (the sum of its members' chunks); 0 for
-// other ops. Empty rows when the schedule has no switch ops.
+// What one switch instance moves through each member's port the other way (up for a SwitchReduce, down for a
+// SwitchStore), from its members' chunks (src of a reduce, dst of a store): their sum, since NVLS members
+// name disjoint ranges and multimem.ld_reduce reads each member's copy of every one; or one chunk when every
+// member names the same range, an in-network reduction (SHARP: each member's copy goes up once, the sum comes
+// back once).
+class InstanceElems {
+ public:
+  void add(const Chunk& member_chunk) {
+    sum_ += member_chunk.count;
+    if (members_++ == 0) first_ = member_chunk;
+    same_ = same_ && member_chunk == first_;
+  }
+  std::uint64_t total() const { return same_ ? first_.count : sum_; }
+
+ private:
+  std::uint64_t sum_ = 0;
+  std::size_t members_ = 0;
+  Chunk first_;
+  bool same_ = true;
+};
+// The chunk of a switch op that InstanceElems counts.
+inline const Chunk& instance_chunk(const Op& op) {
+  return op.kind == OpKind::SwitchReduce ? op.src : op.dst;
+}
+// [rank][op]: for a switch op, the elements of its whole instance (InstanceElems); 0 for other ops. Empty
+// rows when the schedule has no switch ops.
 std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule);
 
 }  // namespace cclab

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "engine/model/switch_ports.hpp"
 
 namespace cclab {
 
@@ -21,10 +22,12 @@ void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint6
   connections_[key(from_rank, to_rank, ir_channel)].bytes += bytes;
 }
 
-void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes) {
+void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes,
+                                 bool in_network) {
   SwitchEntry& e = switch_ports_[port_key(rank, ir_channel)];
   e.up_bytes += up_bytes;
   e.down_bytes += down_bytes;
+  e.in_network = e.in_network || in_network;
 }
 
 std::vector<topo::Route> ConnectionCosts::route_all(const std::vector<std::uint64_t>& pairs) const {
@@ -99,28 +102,19 @@ void ConnectionCosts::finish(Protocol protocol) {
       ++channels_on_link[h.directed_id()];
     }
   }
-  // Switch ports: each (rank, channel) is a channel on both directions of the rank's NVSwitch port, whose
+  // Switch ports: each (rank, channel) is a channel on both directions of the rank's switch port, whose
   // bytes take their time at the switch's efficiency.
-  std::unordered_map<std::uint64_t, topo::NvSwitchPort> port_of;  // by switch-port key
+  std::unordered_map<std::uint64_t, ReductionPort> port_of;  // by switch-port key
   std::vector<double> switch_wire_s(directed_links, 0.0);
-  const std::optional<topo::GpuArch> arch = topology_.gpu_arch();
-  const double efficiency = arch ? nvls_efficiency(*arch) : 0.0;
   for (auto& [k, e] : switch_ports_) {
-    const int rank = static_cast<int>(k >> 16);
-    const topo::VertexId gpu = topology_.gpus().at(rank);
-    const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(topology_, gpu);
-    if (!port || efficiency <= 0) {
-      throw ConfigError(
-          fmt::format("rank {} runs switch ops, but its GPU {} has no NVSwitch port with in-switch reduction "
-                      "(Hopper or later)",
-                      rank, topology_.vertex(gpu).name));
-    }
-    port_of.emplace(k, *port);
-    const double bandwidth = topology_.effective_bandwidth_Bps(port->link) * efficiency;
-    switch_wire_s[port->up.directed_id()] += e.up_bytes / bandwidth;
-    switch_wire_s[port->down.directed_id()] += e.down_bytes / bandwidth;
-    ++channels_on_link[port->up.directed_id()];
-    ++channels_on_link[port->down.directed_id()];
+    const ReductionPort& reduction =
+        port_of.emplace(k, reduction_port(topology_, static_cast<int>(k >> 16), e.in_network)).first->second;
+    const topo::SwitchPort& port = reduction.port;
+    const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * reduction.efficiency;
+    switch_wire_s[port.up.directed_id()] += e.up_bytes / bandwidth;
+    switch_wire_s[port.down.directed_id()] += e.down_bytes / bandwidth;
+    ++channels_on_link[port.up.directed_id()];
+    ++channels_on_link[port.down.directed_id()];
   }
   busiest_link_wire_s_ = 0;
   for (std::size_t id = 0; id < topology_.num_links(); ++id) {
@@ -156,10 +150,10 @@ void ConnectionCosts::finish(Protocol protocol) {
     crosses_pcie_ = crosses_pcie_ || e.cls == RouteClass::Pcie;
   }
   for (auto& [k, e] : switch_ports_) {
-    const topo::NvSwitchPort& port = port_of.at(k);
-    const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * efficiency;
-    e.port = {2 * topology_.effective_latency_s(port.link),
-              bandwidth / channels_on_link[port.up.directed_id()],
+    const ReductionPort& reduction = port_of.at(k);
+    const topo::SwitchPort& port = reduction.port;
+    const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * reduction.efficiency;
+    e.port = {reduction.latency_s, bandwidth / channels_on_link[port.up.directed_id()],
               bandwidth / channels_on_link[port.down.directed_id()]};
   }
   use_protocol(protocol);

@@ -50,9 +50,12 @@ class ConnectionCosts {
   // Declares a connection and adds `bytes` to what it carries over the whole schedule; all of them before
   // finish().
   void add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes = 0);
-  // Declares a rank's NVSwitch port on an IR channel for its switch ops (in-switch reduction), adding the
-  // bytes they move up to the switch and down from it; all of them before finish().
-  void add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes);
+  // Declares a rank's switch port on an IR channel for its switch ops, adding the bytes they move up to the
+  // switch and down from it; all of them before finish(). The port is the rank's NVSwitch port (NVLS), or
+  // with `in_network` (its groups span nodes) its NIC's link to a SHARP switch (topo::sharp_port).
+  void add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes,
+                  bool in_network = false);
+  const topo::Topology& topology() const { return topology_; }
   // Routes every connection and splits each link among the network channels crossing it; messages then cost
   // what `protocol` (concrete, not Auto) makes of the route.
   void finish(Protocol protocol = Protocol::Raw);
@@ -70,9 +73,9 @@ class ConnectionCosts {
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
-  // A declared switch port's share per direction: the port link's bandwidth times nvls_efficiency, split
-  // evenly among the channels on it like any link, and the trip through the switch (the link's latency both
-  // ways).
+  // A declared switch port's share per direction: the port link's bandwidth times the switch's efficiency
+  // (nvls_efficiency; kSharpEfficiency in the network), split evenly among the channels on it like any link,
+  // and the trip through the switch (the link's latency both ways).
   struct SwitchPort {
     double latency_s = 0;
     double up_Bps = 0, down_Bps = 0;
@@ -119,6 +122,7 @@ class ConnectionCosts {
   struct SwitchEntry {
     SwitchPort port;
     std::uint64_t up_bytes = 0, down_bytes = 0;
+    bool in_network = false;
   };
   std::unordered_map<std::uint64_t, SwitchEntry> switch_ports_;  // by port_key
 };

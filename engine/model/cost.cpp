@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/progress.hpp"
+#include "engine/model/switch_ports.hpp"
 #include "engine/model/walk.hpp"
 
 namespace cclab {
@@ -88,11 +89,13 @@ class AlphaBetaTimeline final : public Timeline {
   void on_switch(std::span<const OpRef> members) override {
     const Op& first = s_.ranks[members[0].rank].ops[members[0].op];
     const bool reduce = first.kind == OpKind::SwitchReduce;
-    double begin = 0, all_bytes = 0;
+    double begin = 0;
+    InstanceElems instance;
     for (const OpRef& m : members) {
       begin = std::max(begin, result_.op_times[m.rank][m.op].start_s);
-      all_bytes += s_.ranks[m.rank].ops[m.op].count() * elem_bytes_;
+      instance.add(instance_chunk(s_.ranks[m.rank].ops[m.op]));
     }
+    const double all_bytes = static_cast<double>(instance.total()) * elem_bytes_;
     double end = begin;
     for (const OpRef& m : members) {
       const ConnectionCosts::SwitchPort& port = costs_.switch_port(global(m.rank), first.channel);
@@ -185,13 +188,16 @@ void add_switch_ports(const Schedule& s, ConnectionCosts& costs, const WalkFrame
   auto global = [&](int r) { return frame.global_rank.empty() ? r : frame.global_rank[r]; };
   const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
   const auto instance_elems = switch_instance_elems(s);
+  if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
+    return;
+  const std::vector<char> in_network = in_network_switch_ranks(s, costs.topology(), frame.global_rank);
   for (int r = 0; r < s.spec.world_size; ++r) {
     for (std::size_t i = 0; i < instance_elems[r].size(); ++i) {
       const Op& op = s.ranks[r].ops[i];
       if (!is_switch(op.kind)) continue;
       const std::uint64_t all = instance_elems[r][i] * elem, own = op.count() * elem;
       const bool reduce = op.kind == OpKind::SwitchReduce;
-      costs.add_switch(global(r), op.channel, reduce ? all : own, reduce ? own : all);
+      costs.add_switch(global(r), op.channel, reduce ? all : own, reduce ? own : all, in_network[r] != 0);
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/model/switch_ports.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 
 namespace cclab {
@@ -139,6 +140,13 @@ double nvls_tree_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& 
     if (family_runs(AlgorithmFamily::Nvls, p))
       launch_s = std::min(launch_s, protocol_constants(p, AlgorithmFamily::Nvls).launch_s);
   return (std::isinf(launch_s) ? 0.0 : launch_s) + port_bytes / bounds.fastest_link_Bps();
+}
+
+double collnet_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds) {
+  const double g =
+      static_cast<double>(spec.world_size) / std::max<std::size_t>(1, bounds.topology().num_nodes());
+  const double bytes = static_cast<double>(spec.count) * static_cast<double>(dtype_size_bytes(spec.dtype));
+  return kSharpTripLatency_s + std::max(2 * (g - 1) / g * bytes, bytes / g) / bounds.fastest_link_Bps();
 }
 
 }  // namespace cclab

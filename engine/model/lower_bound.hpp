@@ -59,5 +59,8 @@ double halving_doubling_lower_bound_s(const CollectiveSpec& spec, const MessageB
 // NVLSTree allreduce without planning it (engine/plan/nvls_tree_allreduce.hpp): NVLS's launch, then every
 // GPU's NVSwitch port carries S(1 + 1/g) each way (g GPUs per node), no faster than the fastest link.
 double nvls_tree_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds);
+// CollNet allreduce without its plan: one SHARP trip, then the larger of what a GPU sends inside its node
+// (2(g−1)/g·S) and up to the network (S/g), through the fastest link.
+double collnet_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds);
 
 }  // namespace cclab

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,13 @@ constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 20.9 * us}};
 // nRanks·2.8, is its closed form of the same steps; the walk times them itself.)
 constexpr ProtocolConstants kPatSimple{0.75, 8.0 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
 
+// CollNet (in-network reduction) runs under Simple only (its LL and LL128 rows are 0). NCCL's CollNetDirect
+// row: base latency 0, NVLink and PCIe 3.7 µs (its point-to-point steps inside the node), network 31 µs (the
+// SHARP trip, which engine/model/switch_ports.hpp gives each instance). Its bandwidth factors (busBw divided
+// by f - (f-1)/2 with f = GPUs per node / channels, 0.85 on Hopper) are NCCL's closed form of the intra-node
+// steps that the walk times itself.
+constexpr ProtocolConstants kCollNetSimple{1.0, 0.0, {3.7 * us, 3.7 * us, 31.0 * us}};
+
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
 constexpr double kLLMaxBusBw_GBps[4][3] = {
@@ -66,6 +74,7 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
   if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
   if (algorithm == "nvls" || algorithm == "nvls_tree") return AlgorithmFamily::Nvls;
   if (algorithm == "pat") return AlgorithmFamily::Pat;
+  if (algorithm == "collnet") return AlgorithmFamily::CollNet;
   return AlgorithmFamily::Ring;
 }
 
@@ -82,7 +91,8 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   // NVLS's point-to-point messages are nvls_tree's network ones: NVLSTree's ceiling per channel.
   if (family == AlgorithmFamily::Nvls)
     return nodes <= 1 ? kNone : kNvlsTreeMaxPerChannel_GBps[row][scale] * 1e9;
-  if (family == AlgorithmFamily::Pat) return kNone;  // PAT has no per-channel table
+  if (family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet)
+    return kNone;  // no per-channel table
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
     if (protocol == Protocol::LL) return ll_Bps;
@@ -146,12 +156,15 @@ RouteClass route_class(const topo::Route& route, const topo::Topology& topology)
 }
 
 const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily family) {
-  if ((family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat) && protocol != Protocol::Auto) {
-    const bool nvls = family == AlgorithmFamily::Nvls;
+  if (!family_runs(family, Protocol::LL) && protocol != Protocol::Auto) {
     if (protocol == Protocol::Raw) return kRaw;
-    if (protocol == Protocol::Simple) return nvls ? kNvlsSimple : kPatSimple;
+    const auto [constants, name, kernels] =
+        family == AlgorithmFamily::Nvls  ? std::tuple(&kNvlsSimple, "nvls", "NVLS")
+        : family == AlgorithmFamily::Pat ? std::tuple(&kPatSimple, "pat", "PAT")
+                                         : std::tuple(&kCollNetSimple, "collnet", "CollNet");
+    if (protocol == Protocol::Simple) return *constants;
     throw ConfigError(fmt::format("{} runs under simple only, not {}: NCCL has no LL or LL128 {} kernels",
-                                  nvls ? "nvls" : "pat", to_string(protocol), nvls ? "NVLS" : "PAT"));
+                                  name, to_string(protocol), kernels));
   }
   const bool tree = family == AlgorithmFamily::Tree;
   switch (protocol) {

@@ -35,14 +35,15 @@ inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protoco
 // (the only collective NCCL runs as a tree), Nvls for in-switch reduction (NVLink SHARP; Simple only: NCCL
 // has no LL or LL128 NVLS kernels), Pat for PAT allgather (Simple only), Ring for everything else — NCCL's
 // rings, and the algorithms it lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are
-// ring-like sends.
-enum class AlgorithmFamily { Ring, Tree, Nvls, Pat };
+// ring-like sends; CollNet for in-network reduction (SHARP; Simple only).
+enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
 // Whether NCCL has kernels of `family` for `protocol` (Nvls and Pat: Simple only; Raw, cclab's own, runs
 // everything).
 inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
-  const bool simple_only = family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat;
+  const bool simple_only =
+      family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet;
   return !simple_only || protocol == Protocol::Simple || protocol == Protocol::Raw;
 }
 

@@ -17,17 +17,8 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
   Schedule s = empty_schedule(spec, "nvls_tree");
   s.lanes_per_channel = 3;  // IR channels 3c (switch), 3c+1 (tree up) and 3c+2 (tree down): one channel
   const int nodes = static_cast<int>(groups.size());
-  CCLAB_ENFORCE(nodes >= 1, "nvls_tree needs at least one node");
-  const int g = static_cast<int>(groups[0].size());
-  for (const auto& group : groups)
-    CCLAB_ENFORCE(static_cast<int>(group.size()) == g, "nvls_tree needs the same GPU count on every node");
-  CCLAB_ENFORCE(nodes * g == spec.world_size, "nvls_tree: the groups hold {} ranks, the world {}", nodes * g,
-                spec.world_size);
-  if (spec.world_size == 1) {
-    if (spec.count > 0)
-      ProgramBuilder(s.ranks[0]).copy({Buffer::Input, 0, spec.count}, {Buffer::Output, 0, spec.count});
-    return s;
-  }
+  const int g = uniform_gpus_per_node(groups, spec, "nvls_tree");
+  if (plan_world_of_one(s)) return s;
   channels = std::max(1, channels);
   const std::uint64_t S = spec.count;
   // The programs are built whole: refuse up front what would not fit.
@@ -125,11 +116,8 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
 
 std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                      std::uint64_t round_elems) {
-  const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
-  const auto c = static_cast<std::uint64_t>(std::max(1, channels));
-  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / g);
-  const std::uint64_t rounds = round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
-  return static_cast<std::uint64_t>(spec.world_size) * c * rounds * 7;
+  return static_cast<std::uint64_t>(spec.world_size) * static_cast<std::uint64_t>(std::max(1, channels)) *
+         member_rounds_estimate(spec, gpus_per_node, channels, round_elems) * 7;
 }
 
 }  // namespace cclab::planners

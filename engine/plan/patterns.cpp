@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
+
 namespace cclab::planners {
 
 std::vector<Chunk> wrapped_blocks(std::uint64_t count, int world, int first, int n, Buffer buffer) {
@@ -99,6 +101,34 @@ Tree rooted_binary_tree(int n, int root) {
     parent[r] = p < 0 ? -1 : (p + root) % n;
   }
   return tree_from_parents(std::move(parent));
+}
+
+int uniform_gpus_per_node(const std::vector<std::vector<int>>& groups, const CollectiveSpec& spec,
+                          std::string_view algorithm) {
+  CCLAB_ENFORCE(!groups.empty(), "{} needs at least one node", algorithm);
+  const int g = static_cast<int>(groups[0].size());
+  for (const auto& group : groups)
+    CCLAB_ENFORCE(static_cast<int>(group.size()) == g, "{} needs the same GPU count on every node",
+                  algorithm);
+  CCLAB_ENFORCE(static_cast<int>(groups.size()) * g == spec.world_size,
+                "{}: the groups hold {} ranks, the world {}", algorithm, static_cast<int>(groups.size()) * g,
+                spec.world_size);
+  return g;
+}
+
+bool plan_world_of_one(Schedule& s) {
+  if (s.spec.world_size != 1) return false;
+  if (s.spec.count > 0)
+    ProgramBuilder(s.ranks[0]).copy({Buffer::Input, 0, s.spec.count}, {Buffer::Output, 0, s.spec.count});
+  return true;
+}
+
+std::uint64_t member_rounds_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                     std::uint64_t round_elems) {
+  const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
+  const auto c = static_cast<std::uint64_t>(std::max(1, channels));
+  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / g);
+  return round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
 }
 
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "engine/ir/collective.hpp"
@@ -37,6 +38,17 @@ Tree binary_tree(int n);
 Tree complementary_binary_tree(int n);
 // binary_tree relabelled so that `root` is the root (rank r plays position (r - root) mod n).
 Tree rooted_binary_tree(int n, int root);
+
+// Planners that pair local ranks across nodes (nvls_tree, collnet): the GPUs per node of `groups`, which must
+// all be that size and together hold the spec's world.
+int uniform_gpus_per_node(const std::vector<std::vector<int>>& groups, const CollectiveSpec& spec,
+                          std::string_view algorithm);
+// A world of one rank: its output is its input. True when `s` was that (and is now complete).
+bool plan_world_of_one(Schedule& s);
+// Rounds per channel of a pipeline whose rounds take round_elems / g elements of each member's block (at
+// least one; 0: one round), as the planners' op estimates count them.
+std::uint64_t member_rounds_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                     std::uint64_t round_elems);
 
 // Elements per chunk for a chunk size in bytes (0 means unchunked).
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype);

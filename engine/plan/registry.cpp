@@ -12,6 +12,7 @@
 #include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
+#include "engine/plan/collnet_allreduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/leader_allreduce.hpp"
@@ -192,6 +193,27 @@ std::vector<Algorithm> make_registry() {
     const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
     return planners::nvls_tree_ops_estimate(s, per_node, channels_or(o, planners::kNvlsDefaultChannels),
                                             chunk_of(o, s));
+  };
+  add(
+      "collnet", Collective::AllReduce,
+      "NCCL's CollNetDirect: direct reduce-scatter inside nodes, SHARP in-network allreduce across, gather",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+        if (auto why = planners::collnet_unsupported(t)) return Support::no(*why);
+        return Support::yes();
+      },
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        const int channels = channels_or(o, planners::kCollNetDefaultChannels);
+        CompactSchedule plan =
+            explicit_plan(planners::collnet_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
+        plan.params.channels = channels;
+        return plan;
+      });
+  list.back().unplanned_bound = collnet_lower_bound_s;
+  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+    return planners::collnet_ops_estimate(s, per_node, channels_or(o, planners::kCollNetDefaultChannels),
+                                          chunk_of(o, s));
   };
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {

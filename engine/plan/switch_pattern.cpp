@@ -61,10 +61,10 @@ std::optional<std::string> nvls_unsupported(const topo::Topology& t) {
   }
   std::map<int, std::pair<topo::VertexId, topo::VertexId>> domain;  // node -> (its first GPU, its NVSwitch)
   for (const topo::VertexId gpu : t.gpus()) {
-    const std::optional<topo::NvSwitchPort> port = topo::nvswitch_port(t, gpu);
+    const std::optional<topo::SwitchPort> port = topo::nvswitch_port(t, gpu);
     if (!port) return fmt::format("GPU {} has no NVSwitch port", t.vertex(gpu).name);
-    const auto [it, first] = domain.try_emplace(t.vertex(gpu).node, gpu, port->nvswitch);
-    if (!first && it->second.second != port->nvswitch) {
+    const auto [it, first] = domain.try_emplace(t.vertex(gpu).node, gpu, port->sw);
+    if (!first && it->second.second != port->sw) {
       return fmt::format("GPUs {} and {} of one node hang off different NVSwitches",
                          t.vertex(it->second.first).name, t.vertex(gpu).name);
     }

@@ -39,8 +39,7 @@ std::vector<std::size_t> select_links(const topo::Topology& t, const std::string
   } else if (!s.kind.empty()) {
     const auto kind = topo::parse_link_kind(s.kind);
     if (!kind) {
-      throw ConfigError(
-          fmt::format("'{}' is not a link kind (nvlink, nvswitch, pcie, infiniband, ethernet)", s.kind));
+      throw ConfigError(fmt::format("'{}' is not a link kind ({})", s.kind, topo::kLinkKindNames));
     }
     for (std::size_t l = 0; l < t.num_links(); ++l)
       if (t.link(l).kind == *kind) chosen.push_back(l);
