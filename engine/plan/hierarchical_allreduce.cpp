@@ -1,5 +1,8 @@
 #include "engine/plan/hierarchical_allreduce.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/error.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_pattern.hpp"
@@ -30,13 +33,20 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
     s.add_lane(Lane{g, BufferPlace{Buffer::Input}, own_block, intra_rs});
   s.next_phase();
 
-  // 2. Inter-node allreduce of block l among local rank l of every node, in place in the output.
+  // 2. Inter-node allreduce of block l among local rank l of every node, in place in the output. A tree's
+  //    chunk follows NCCL's tree rule (tree_chunk_bytes) on the block, with --chunk as its ceiling.
+  const std::uint64_t elem = dtype_size_bytes(spec.dtype);
+  const int tree_channels = std::max(2, channels);
+  const int tree_depth = static_cast<int>(std::floor(std::log2(static_cast<double>(nodes))));
   for (int local = 0; local < per_node; ++local) {
     const std::uint64_t count = block(local).count;
-    Pass across = inter == InterAlgorithm::Ring
-                      ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
-                      : Pass{tree_allreduce_pass(singleton_groups(nodes), {}, std::max(2, channels), count,
-                                                 chunk_elems)};
+    const std::uint64_t tree_chunk =
+        tree_chunk_bytes(count * elem, tree_channels, tree_depth, chunk_elems * elem) / elem;
+    Pass across =
+        inter == InterAlgorithm::Ring
+            ? Pass{ring_allreduce_pass(identity_rings(nodes, channels), count, chunk_elems)}
+            : Pass{tree_allreduce_pass(singleton_groups(nodes), {}, tree_channels, count,
+                                       chunk_elems == 0 ? 0 : std::max<std::uint64_t>(1, tree_chunk))};
     std::vector<int> peers;
     for (const auto& g : groups)
       peers.push_back(g[local]);
