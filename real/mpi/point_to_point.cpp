@@ -60,6 +60,48 @@ std::vector<Sample> ping_pong(Transport& t, int other, const std::vector<std::ui
   return samples;
 }
 
+// One-way times for each size when every rank at once sends to rank + distance and receives from rank -
+// distance (mod P): a ring step, every rank moving data as in a collective. The step's time is the one-way
+// time under that load.
+std::vector<Sample> ring_exchange(Transport& t, int distance, const std::vector<std::uint64_t>& sizes,
+                                  int iters, double timeout_s) {
+  int P = 1;
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &P), "MPI_Comm_size");
+  const int rank = t.rank();
+  const int next = (rank + distance) % P, prev = ((rank - distance) % P + P) % P;
+  const std::size_t capacity = sizes.empty() ? 0 : sizes.back();
+  auto deleter = [&t](void* p) { t.deallocate(p); };
+  const std::unique_ptr<void, std::function<void(void*)>> out(t.allocate(capacity), deleter);
+  const std::unique_ptr<void, std::function<void(void*)>> in(t.allocate(capacity), deleter);
+  std::vector<Sample> samples;
+  for (const std::uint64_t bytes : sizes) {
+    auto step = [&] {
+      const auto sent = t.isend(next, 0, out.get(), bytes);
+      const auto got = t.irecv(prev, 0, in.get(), bytes);
+      t.flush();
+      wait(t, sent, next, timeout_s);
+      wait(t, got, prev, timeout_s);
+    };
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    for (int i = 0; i < 2; ++i)
+      step();  // warm-up: connection set-up and first touch of the buffers
+    double best = 1e30;
+    for (int rep = 0; rep < 3; ++rep) {
+      check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+      const double start = MPI_Wtime();
+      for (int i = 0; i < iters; ++i)
+        step();
+      double elapsed = (MPI_Wtime() - start) / iters;
+      // The step of the slowest rank: a collective waits for it.
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+                "MPI_Allreduce");
+      best = std::min(best, elapsed);
+    }
+    samples.push_back({bytes, best});
+  }
+  return samples;
+}
+
 }  // namespace
 
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
@@ -72,11 +114,17 @@ PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& tra
   check_mpi(MPI_Allgather(&node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
   PointToPointSamples result;
   const int P = world.size(), rank = world.rank();
-  if (load == Load::AllPairsAtOnce) {
-    const int half = P / 2;
-    const int other = rank < half ? rank + half : (rank < 2 * half ? rank - half : -1);
-    const auto samples = ping_pong(transport, other, sizes, iters, timeout_s);
-    if (rank == 0) (nodes[half] == nodes[0] ? result.intra : result.inter) = samples;
+  if (load == Load::AllRanksAtOnce) {
+    // Neighbours on the node (distance 1, when rank 1 shares rank 0's node), then, with several nodes, the
+    // same local rank of the next node (distance: ranks per node).
+    if (nodes[1 % P] == nodes[0]) {
+      auto samples = ring_exchange(transport, 1, sizes, iters, timeout_s);
+      if (rank == 0) result.intra = std::move(samples);
+    }
+    if (world.nodes() > 1) {
+      auto samples = ring_exchange(transport, world.local_size(), sizes, iters, timeout_s);
+      if (rank == 0) result.inter = std::move(samples);
+    }
     return result;
   }
   for (int peer = 1; peer < P; ++peer) {
@@ -106,7 +154,7 @@ Calibration fit_calibration(const MpiWorld& world, const PointToPointSamples& sa
   return {intra, inter, std::make_shared<const topo::Topology>(Build{world, intra, inter})};
 }
 
-double measure_reduce_throughput(const MpiWorld&) {
+double measure_reduce_throughput(const MpiWorld& world) {
   const std::size_t n = 1 << 20;
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
@@ -116,7 +164,9 @@ double measure_reduce_throughput(const MpiWorld&) {
     reduce(DType::F32, ReduceOp::Sum, a.data(), a.data(), b.data(), n);
     best = std::min(best, MPI_Wtime() - start);
   }
-  return n * 4 / best;
+  // A core's rate; where the node's ranks outnumber its cores, each rank gets its share of one.
+  const double share = std::min(1.0, static_cast<double>(world.local_cores()) / world.local_size());
+  return n * 4 / best * share;
 }
 
 }  // namespace cclab::real

@@ -21,15 +21,19 @@ struct PointToPointSamples {
 
 // Collective over the world: every rank calls it; rank 0 returns the samples (the others an empty set).
 // Isolated (default): rank 0 with each other rank in turn, the rest idle — the links' own α and β.
-// Loaded: all ranks at once in pairs (r, r + P/2), rank 0's pair measured — the α and β a collective sees
-// when every rank moves data at the same time and ranks share cores or memory bandwidth.
-enum class Load { Isolated, AllPairsAtOnce };
+// All ranks at once: every rank sends to its neighbour and receives from the other one at the same time (a
+// ring step; between nodes, to the same local rank of the next node), the slowest rank's step timed — the α
+// and β a collective sees when every rank moves data and ranks share cores or memory bandwidth. (A ping-pong
+// in pairs keeps half the ranks waiting: with 4 ranks on 2 cores it measured no sharing at all.)
+enum class Load { Isolated, AllRanksAtOnce };
 PointToPointSamples measure_point_to_point(const MpiWorld& world, Transport& transport,
                                            const std::vector<std::uint64_t>& sizes, int iters,
                                            double timeout_s, Load load = Load::Isolated);
 
-// Bytes of result per second of a CPU reduction (f32 sum, 4 MiB operands), measured while every rank does
-// the same, as in a collective (the fastest of five): the reduction rate predictions of CPU ranks use.
+// Bytes of result per second of a CPU reduction (f32 sum, 4 MiB operands) that a rank gets during a
+// collective: a core's rate, measured while every rank does the same (the fastest of five, each shorter than
+// a scheduler time slice, so a core's own), times local_cores / local_size where the node's ranks outnumber
+// its cores (time-sharing gives each that share). The reduction rate predictions of CPU ranks use.
 // Collective: every rank calls it and gets its own rate.
 double measure_reduce_throughput(const MpiWorld& world);
 

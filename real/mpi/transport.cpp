@@ -1,5 +1,10 @@
 #include "real/mpi/transport.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <climits>
 #include <cstring>
 #include <set>
@@ -46,6 +51,21 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
   MPI_Bcast(&node, 1, MPI_INT, 0, local);
   MPI_Bcast(&nodes_, 1, MPI_INT, 0, local);
   node_ = node;
+  // The node's CPUs: the union of its ranks' affinity masks (a launcher that binds each rank to a core gives
+  // each a mask of one; the union is what they share).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_SET(0, &cpus);
+  constexpr int kWords = CPU_SETSIZE / 64;
+  std::array<unsigned long long, kWords> mask{};
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &cpus)) mask[cpu / 64] |= 1ULL << (cpu % 64);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, mask.data(), kWords, MPI_UNSIGNED_LONG_LONG, MPI_BOR, local),
+            "MPI_Allreduce");
+  local_cores_ = 0;
+  for (const unsigned long long word : mask)
+    local_cores_ += std::popcount(word);
+  local_cores_ = std::max(1, local_cores_);
   MPI_Comm_free(&local);
   char name[MPI_MAX_PROCESSOR_NAME];
   int length = 0;

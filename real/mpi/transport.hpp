@@ -29,13 +29,16 @@ class MpiWorld {
   int local_size() const { return local_size_; }
   int node() const { return node_; }
   int nodes() const { return nodes_; }
+  // The CPUs this node's ranks may run on (the union of their affinity masks): where ranks outnumber them,
+  // each rank gets local_cores() / local_size() of a core while they all work.
+  int local_cores() const { return local_cores_; }
   const std::string& host() const { return host_; }
   // The topology this world implies when none is given: one node per host, its ranks as the node's devices
   // ("pcie_server:NODES,gpus=RANKS_PER_NODE"). ConfigError when hosts run different numbers of ranks.
   std::string derived_topology() const;
 
  private:
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_ = 0, nodes_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_ = 0, nodes_ = 1, local_cores_ = 1;
   std::string host_;
 };
 

@@ -107,9 +107,16 @@ void Trainer::predict_buckets() {
       sizes.push_back(b);
     // Loaded: during a collective every rank moves data at once, and here ranks share cores.
     const auto samples =
-        measure_point_to_point(world_, transport_, sizes, 5, o_.timeout_s, Load::AllPairsAtOnce);
-    if (rank_ == 0) calibrated = fit_calibration(world_, samples).topology;
-    source = "in-process ping-pong, all rank pairs at once";
+        measure_point_to_point(world_, transport_, sizes, 5, o_.timeout_s, Load::AllRanksAtOnce);
+    source = "in-process ring exchange, all ranks at once";
+    if (rank_ == 0) {
+      const Calibration fit = fit_calibration(world_, samples);
+      calibrated = fit.topology;
+      source += fmt::format(": α {:.1f} us, β {}", 1e6 * fit.intra.alpha_s, format_bandwidth(fit.intra.beta_Bps));
+      if (fit.inter)
+        source += fmt::format("; between nodes α {:.1f} us, β {}", 1e6 * fit.inter->alpha_s,
+                              format_bandwidth(fit.inter->beta_Bps));
+    }
   }
   const double reduce_Bps = measure_reduce_throughput(world_);
   const std::vector<double> isolated = isolated_bucket_seconds();
