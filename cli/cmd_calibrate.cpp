@@ -41,6 +41,7 @@ struct CalibrateArgs {
   int iters = 20;
   std::string transport = "mpi";
   double timeout_s = 60;
+  std::string load = "isolated";  // or "all": every rank at once (real::Load)
 };
 
 int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
@@ -54,8 +55,9 @@ int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
     if (sizes.size() < 2 || args.factor < 2)
       throw ConfigError("calibrate needs -f >= 2 and at least two sizes");
     if (sizes.back() > static_cast<std::uint64_t>(INT_MAX)) throw ConfigError("-e must stay below 2 GiB");
+    const real::Load load = args.load == "all" ? real::Load::AllRanksAtOnce : real::Load::Isolated;
     const real::PointToPointSamples samples =
-        real::measure_point_to_point(world, *transport, sizes, args.iters, args.timeout_s);
+        real::measure_point_to_point(world, *transport, sizes, args.iters, args.timeout_s, load);
     if (world.rank() != 0) return 0;
     const real::Calibration calibration = real::fit_calibration(world, samples);
     const real::LinearFit& intra_fit = calibration.intra;
@@ -70,9 +72,12 @@ int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
                          100 * f.rms_rel_residual, 100 * f.max_rel_residual);
     };
     std::string header = fmt::format(
-        "# Written by `cclab calibrate` on {} ranks ({} nodes): one-way {} point-to-point times from rank 0, "
+        "# Written by `cclab calibrate` on {} ranks ({} nodes): one-way {} point-to-point times {}, "
         "{} to {} bytes, fitted as t = alpha + bytes / beta.\n",
-        world.size(), world.nodes(), transport->name(), sizes.front(), sizes.back());
+        world.size(), world.nodes(), transport->name(),
+        load == real::Load::Isolated ? "from rank 0 to each peer in turn"
+                                     : "with every rank sending to its neighbour at once (--load all)",
+        sizes.front(), sizes.back());
     header += describe("intra-node", intra_fit);
     if (inter_fit) header += describe("inter-node", *inter_fit);
     std::ofstream out(args.out);
@@ -143,6 +148,11 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--transport", args->transport, real::kTransportHelp)->capture_default_str();
+  cmd->add_option("--load", args->load,
+                  "isolated: rank 0 with each peer in turn, the links' own alpha and beta; all: every rank "
+                  "sends to its neighbour at once, what a collective sees where ranks share cores or memory")
+      ->check(CLI::IsMember({"isolated", "all"}))
+      ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the peer before giving up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
