@@ -33,6 +33,10 @@ check bench-json-two-algos 1 "^cclab: error: -J and --csv write one algorithm's 
 check calibrate 0 "intra-node: alpha .* beta .*wrote" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" calibrate --out \"$dir/t.yaml\" -e 1M -n 3 | tr '\n' ' '"
 check calibrated-topology 0 "2 GPUs" -- "$cclab" topology show "$dir/t.yaml"
+# Under load: every rank sending to its neighbour at once, said in the file's header.
+check calibrate-loaded 0 "every rank sending to its neighbour at once.*intra-node: alpha .* beta" -- bash -c \
+  "${run[*]} -np 2 \"$cclab\" calibrate --load all --out \"$dir/loaded.yaml\" -e 1M -n 3 >/dev/null && tr '\n' ' ' < \"$dir/loaded.yaml\""
+check calibrate-bad-load 105 "--load: loaded not in" -- "$cclab" calibrate --load loaded
 check bench-predict-calibrated 0 "1048576 .* [-+][0-9]+\.[0-9]%" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 \
   --algo ring --predict "$dir/t.yaml"
 # calibrate from nccl-tests logs (no MPI): a fitted topology, which compare then reads.
