@@ -44,11 +44,6 @@ RankPairs pairs_of(const Schedule& s) {
   return {pairs.begin(), pairs.end()};
 }
 
-std::uint64_t connection_key(int a, int b, int channel) {
-  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
-         static_cast<std::uint64_t>(channel);
-}
-
 // The topology's background flows as (source, destination) host pairs, one per stream (after build_platform).
 std::vector<std::pair<sg4::Host*, sg4::Host*>> background_streams(const topo::Topology& t) {
   std::vector<std::pair<sg4::Host*, sg4::Host*>> streams;
@@ -255,12 +250,12 @@ class Driver {
     return (static_cast<std::uint64_t>(rank) << 40) | static_cast<std::uint64_t>(op);
   }
   Connection& connection_of(const Task& t) {
-    return connections_[connection_key(t.rank, t.peer, s_.ranks[t.rank].ops[t.op].channel)];
+    return connections_[ConnectionCosts::connection_key(t.rank, t.peer, s_.ranks[t.rank].ops[t.op].channel)];
   }
   // Queues a message on its connection (the protocol's extra latency is a link of the route: see
   // build_platform).
   void post(const Task& transfer, int channel) {
-    Connection& conn = connections_[connection_key(transfer.rank, transfer.peer, channel)];
+    Connection& conn = connections_[ConnectionCosts::connection_key(transfer.rank, transfer.peer, channel)];
     conn.ready.push_back(transfer);
     pump(conn);
   }

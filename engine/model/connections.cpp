@@ -19,7 +19,7 @@ ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_c
     : topology_(topology), lanes_(std::max(1, lanes_per_channel)), family_(family) {}
 
 void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes) {
-  connections_[key(from_rank, to_rank, ir_channel)].bytes += bytes;
+  connections_[connection_key(from_rank, to_rank, ir_channel)].bytes += bytes;
 }
 
 void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes,
@@ -187,7 +187,7 @@ double ConnectionCosts::bandwidth_cap_Bps() const {
 }
 
 const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_channel) const {
-  const auto it = connections_.find(key(from_rank, to_rank, ir_channel));
+  const auto it = connections_.find(connection_key(from_rank, to_rank, ir_channel));
   CCLAB_ENFORCE(it != connections_.end(), "no connection {} -> {} on channel {}", from_rank, to_rank,
                 ir_channel);
   return it->second.cost;

@@ -94,14 +94,17 @@ class ConnectionCosts {
   double link_floor_s() const { return constants().launch_s + busiest_link_s(); }
   std::size_t size() const { return connections_.size(); }
 
+  // The keys connections and switch ports are kept by, for walks that keep state per connection or port:
+  // ranks below 2^24, IR channels below 2^16.
+  static std::uint64_t port_key(int rank, int ir_channel) {
+    return (static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(ir_channel);
+  }
+  static std::uint64_t connection_key(int from_rank, int to_rank, int ir_channel) {
+    return (static_cast<std::uint64_t>(from_rank) << 40) | (static_cast<std::uint64_t>(to_rank) << 16) |
+           static_cast<std::uint64_t>(ir_channel);
+  }
+
  private:
-  static std::uint64_t port_key(int rank, int channel) {
-    return (static_cast<std::uint64_t>(rank) << 16) | static_cast<std::uint64_t>(channel);
-  }
-  static std::uint64_t key(int a, int b, int channel) {
-    return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
-           static_cast<std::uint64_t>(channel);
-  }
   struct Entry {
     ConnectionCost cost;  // under protocol_
     std::uint64_t bytes = 0;

@@ -14,11 +14,6 @@
 namespace cclab {
 namespace {
 
-std::uint64_t connection_key(int a, int b, int channel) {
-  return (static_cast<std::uint64_t>(a) << 40) | (static_cast<std::uint64_t>(b) << 16) |
-         static_cast<std::uint64_t>(channel);
-}
-
 // Start times per the IR, shared by the cost model and the step counter.
 class Timeline : public ProgressHooks {
  public:
@@ -100,7 +95,7 @@ class AlphaBetaTimeline final : public Timeline {
     for (const OpRef& m : members) {
       const ConnectionCosts::SwitchPort& port = costs_.switch_port(global(m.rank), first.channel);
       const double own = s_.ranks[m.rank].ops[m.op].count() * elem_bytes_;
-      PortFree& free = port_free_s_[(static_cast<std::uint64_t>(m.rank) << 16) | first.channel];
+      PortFree& free = port_free_s_[ConnectionCosts::port_key(m.rank, first.channel)];
       double& up_free = free.up_s;
       double& down_free = free.down_s;
       up_free = std::max(begin, up_free) + (reduce ? all_bytes : own) / port.up_Bps;
@@ -115,7 +110,7 @@ class AlphaBetaTimeline final : public Timeline {
     const Op& send = s_.ranks[a].ops[send_id];
     const Op& recv = s_.ranks[b].ops[recv_id];
     const ConnectionCost& conn = costs_.at(global(a), global(b), send.channel);
-    double& free_s = free_s_[connection_key(a, b, send.channel)];
+    double& free_s = free_s_[ConnectionCosts::connection_key(a, b, send.channel)];
     OpTiming& ts = result_.op_times[a][send_id];
     OpTiming& tr = result_.op_times[b][recv_id];
     const double bytes = send.src.count * elem_bytes_;
