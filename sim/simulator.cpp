@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -56,18 +57,28 @@ std::vector<std::pair<sg4::Host*, sg4::Host*>> background_streams(const topo::To
   return streams;
 }
 
-// Per rank with switch ops, where it reduces (engine/model/switch_ports.hpp); nullopt for the others.
-std::vector<std::optional<ReductionPort>> reduction_ports(const Schedule& s, const topo::Topology& t) {
-  std::vector<std::optional<ReductionPort>> out(s.ranks.size());
+// Where each rank's switch ops reduce (engine/model/switch_ports.hpp): per kind (0 inside the node, 1 in the
+// network) and rank, the port, for the ranks with switch ops of that kind; and per instance its kind.
+struct SwitchPorts {
+  std::array<std::vector<std::optional<ReductionPort>>, 2> of;
+  std::unordered_set<std::uint64_t> in_network;  // group keys (switch_ports.hpp: group_key)
+};
+SwitchPorts reduction_ports(const Schedule& s, const topo::Topology& t) {
+  SwitchPorts ports;
+  for (auto& v : ports.of)
+    v.resize(s.ranks.size());
   const auto instance_elems = switch_instance_elems(s);
   if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
-    return out;
-  const std::vector<char> in_network = in_network_switch_ranks(s, t);
-  for (std::size_t r = 0; r < s.ranks.size(); ++r)
-    if (std::any_of(s.ranks[r].ops.begin(), s.ranks[r].ops.end(),
-                    [](const Op& op) { return is_switch(op.kind); }))
-      out[r] = reduction_port(t, static_cast<int>(r), in_network[r] != 0);
-  return out;
+    return ports;
+  ports.in_network = in_network_groups(s, t);
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    for (const Op& op : s.ranks[r].ops) {
+      if (!is_switch(op.kind)) continue;
+      const bool network = ports.in_network.contains(group_key(op));
+      if (!ports.of[network][r]) ports.of[network][r] = reduction_port(t, static_cast<int>(r), network);
+    }
+  }
+  return ports;
 }
 
 // A transfer too large to finish: what a background stream sends, or a pattern's probe.
@@ -84,7 +95,7 @@ class Driver {
   // rank's switch ops reduce (reduction_ports).
   Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
          sg4::Host* delay_host, const SimParams& params, std::optional<ConnectionCosts> costs,
-         const std::vector<std::optional<ReductionPort>>& ports)
+         const SwitchPorts& ports)
       : s_(s),
         topology_(topology),
         hosts_(hosts),
@@ -114,17 +125,24 @@ class Driver {
     instance_started_.assign(instances_.size(), 0);
     instance_flows_.assign(instances_.size(), 0);
     if (!instances_.empty()) {
-      switch_hosts_.assign(world, nullptr);
-      port_latency_s_.assign(world, 0.0);
-      switch_factor_.assign(world, 1.0);
-      for (int r = 0; r < world; ++r) {
-        if (!ports[r]) continue;
-        const ReductionPort& reduction = *ports[r];
-        switch_hosts_[r] = sg4::Host::by_name(switch_host(topology, reduction.port));
-        // The flows up and down pay the port link's latency once each; the rest of the trip lands after.
-        port_latency_s_[r] =
-            std::max(0.0, reduction.latency_s - topology.effective_latency_s(reduction.port.link));
-        switch_factor_[r] = 1.0 / reduction.efficiency;
+      for (int kind = 0; kind < 2; ++kind) {
+        switch_hosts_[kind].assign(world, nullptr);
+        port_latency_s_[kind].assign(world, 0.0);
+        switch_factor_[kind].assign(world, 1.0);
+        for (int r = 0; r < world; ++r) {
+          if (!ports.of[kind][r]) continue;
+          const ReductionPort& reduction = *ports.of[kind][r];
+          switch_hosts_[kind][r] = sg4::Host::by_name(switch_host(topology, reduction.port));
+          // The flows up and down pay the port link's latency once each; the rest of the trip lands after.
+          port_latency_s_[kind][r] =
+              std::max(0.0, reduction.latency_s - topology.effective_latency_s(reduction.port.link));
+          switch_factor_[kind][r] = 1.0 / reduction.efficiency;
+        }
+      }
+      instance_kind_.reserve(instances_.size());
+      for (const std::vector<OpRef>& instance : instances_) {
+        const Op& op = s.ranks[instance[0].rank].ops[instance[0].op];
+        instance_kind_.push_back(ports.in_network.contains(group_key(op)) ? 1 : 0);
       }
     }
     if (pipelined_) {
@@ -175,7 +193,7 @@ class Driver {
         if (--instance_flows_[task.op] == 0) {
           double latency_s = 0;
           for (const OpRef& m : instances_[task.op])
-            latency_s = std::max(latency_s, port_latency_s_[m.rank]);
+            latency_s = std::max(latency_s, port_latency_s_[instance_kind_[task.op]][m.rank]);
           launch(sg4::Exec::init()->set_flops_amount(latency_s * kDelayHostSpeed)->set_host(delay_host_),
                  Task{Task::SwitchLanded, -1, task.op});
         }
@@ -364,9 +382,10 @@ class Driver {
     for (const OpRef& m : members) {
       const double own = s_.ranks[m.rank].ops[m.op].count() * elem_;
       for (const bool up : {true, false}) {
-        const double payload = (up == reduce ? all_bytes : own) * switch_factor_[m.rank];
-        auto comm = up ? sg4::Comm::sendto_init(hosts_[m.rank], switch_hosts_[m.rank])
-                       : sg4::Comm::sendto_init(switch_hosts_[m.rank], hosts_[m.rank]);
+        const int kind = instance_kind_[instance];
+        const double payload = (up == reduce ? all_bytes : own) * switch_factor_[kind][m.rank];
+        auto comm = up ? sg4::Comm::sendto_init(hosts_[m.rank], switch_hosts_[kind][m.rank])
+                       : sg4::Comm::sendto_init(switch_hosts_[kind][m.rank], hosts_[m.rank]);
         comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload)));
         ++instance_flows_[instance];
         launch(comm, Task{Task::Switch, -1, instance});
@@ -402,9 +421,12 @@ class Driver {
   std::vector<std::vector<OpRef>> instances_;  // switch instances (engine/ir/progress.hpp)
   std::vector<std::size_t> instance_started_;  // members that have started each
   std::vector<int> instance_flows_;            // flows of each still in flight
-  std::vector<double> port_latency_s_;         // per rank with switch ops: its trip's latency past the flows
-  std::vector<sg4::Host*> switch_hosts_;       // per rank: the switch it reduces in (ranks with switch ops)
-  std::vector<double> switch_factor_;          // per rank: bytes on its port's wire per payload byte
+  // Per kind (0: NVSwitch, 1: SHARP) and rank with switch ops of that kind: the trip's latency past the
+  // flows, the switch it reduces in, the bytes on its port's wire per payload byte.
+  std::array<std::vector<double>, 2> port_latency_s_;
+  std::array<std::vector<sg4::Host*>, 2> switch_hosts_;
+  std::array<std::vector<double>, 2> switch_factor_;
+  std::vector<int> instance_kind_;  // per switch instance
   std::unordered_map<std::uint64_t, Connection> connections_;
   std::unordered_map<const sg4::Activity*, Flight> in_flight_;
   std::vector<sg4::ActivityPtr> finished_;
@@ -466,10 +488,11 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
     costs->finish(params.protocol);
     protocol_link = protocol_links(t, params.protocol, *costs);
   }
-  const std::vector<std::optional<ReductionPort>> ports = reduction_ports(s, t);
+  const SwitchPorts ports = reduction_ports(s, t);
   std::vector<SwitchRank> switch_ranks;
   for (int r = 0; r < world; ++r)
-    if (ports[r]) switch_ranks.push_back({r, ports[r]->port});
+    for (const auto& of_kind : ports.of)
+      if (of_kind[r]) switch_ranks.push_back({r, of_kind[r]->port});
   // The timers' host: pipelined protocols pace their messages, switch instances land after a latency.
   const bool timers = is_pipelined(params.protocol) || !switch_ranks.empty();
   build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, timers, switch_ranks);

@@ -24,10 +24,16 @@ void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint6
 
 void ConnectionCosts::add_switch(int rank, int ir_channel, std::uint64_t up_bytes, std::uint64_t down_bytes,
                                  bool in_network) {
-  SwitchEntry& e = switch_ports_[port_key(rank, ir_channel)];
+  const auto [it, fresh] = switch_ports_.try_emplace(port_key(rank, ir_channel));
+  SwitchEntry& e = it->second;
+  if (fresh) e.in_network = in_network;
+  if (e.in_network != in_network)
+    throw ConfigError(
+        fmt::format("rank {} reduces inside its node and in the network on one IR channel ({}): "
+                    "each kind needs channels of its own",
+                    rank, ir_channel));
   e.up_bytes += up_bytes;
   e.down_bytes += down_bytes;
-  e.in_network = e.in_network || in_network;
 }
 
 std::vector<topo::Route> ConnectionCosts::route_all(const std::vector<std::uint64_t>& pairs) const {

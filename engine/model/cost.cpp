@@ -185,14 +185,16 @@ void add_switch_ports(const Schedule& s, ConnectionCosts& costs, const WalkFrame
   const auto instance_elems = switch_instance_elems(s);
   if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
     return;
-  const std::vector<char> in_network = in_network_switch_ranks(s, costs.topology(), frame.global_rank);
+  const std::unordered_set<std::uint64_t> in_network =
+      in_network_groups(s, costs.topology(), frame.global_rank);
   for (int r = 0; r < s.spec.world_size; ++r) {
     for (std::size_t i = 0; i < instance_elems[r].size(); ++i) {
       const Op& op = s.ranks[r].ops[i];
       if (!is_switch(op.kind)) continue;
       const std::uint64_t all = instance_elems[r][i] * elem, own = op.count() * elem;
       const bool reduce = op.kind == OpKind::SwitchReduce;
-      costs.add_switch(global(r), op.channel, reduce ? all : own, reduce ? own : all, in_network[r] != 0);
+      costs.add_switch(global(r), op.channel, reduce ? all : own, reduce ? own : all,
+                       in_network.contains(group_key(op)));
     }
   }
 }

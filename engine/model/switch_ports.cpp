@@ -33,23 +33,17 @@ ReductionPort reduction_port(const topo::Topology& t, int rank, bool in_network)
   return {*port, efficiency, 2 * t.effective_latency_s(port->link)};
 }
 
-std::vector<char> in_network_switch_ranks(const Schedule& s, const topo::Topology& t,
-                                          std::span<const int> global_rank) {
+std::unordered_set<std::uint64_t> in_network_groups(const Schedule& s, const topo::Topology& t,
+                                                    std::span<const int> global_rank) {
   auto node = [&](int r) { return t.node_of_rank(global_rank.empty() ? r : global_rank[r]); };
-  std::vector<char> out(s.ranks.size(), 0), seen(s.ranks.size(), 0);
+  std::unordered_set<std::uint64_t> out;
   for (const auto& [key, members] : switch_groups(s)) {
     const int first_node = node(members.begin()->first);
-    bool spans = false;
-    for (const auto& [r, ops] : members)
-      spans = spans || node(r) != first_node;
     for (const auto& [r, ops] : members) {
-      if (seen[r] && out[r] != static_cast<char>(spans))
-        throw ConfigError(
-            fmt::format("rank {} is in a switch group inside its node (NVLS) and in one across "
-                        "nodes (in-network): one kind per rank is supported",
-                        r));
-      seen[r] = 1;
-      out[r] = static_cast<char>(spans);
+      if (node(r) != first_node) {
+        out.insert(key);
+        break;
+      }
     }
   }
   return out;

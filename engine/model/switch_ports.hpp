@@ -1,10 +1,13 @@
 // Where a rank's switch ops (engine/ir/schedule.hpp) reduce, for the α-β model and the simulator alike. A
 // group whose members share a node reduces inside its NVSwitch (NVLS): the GPU's NVSwitch port, at NCCL's
 // nvlsEfficiency. A group with one member per node reduces in the network (InfiniBand SHARP, NCCL's CollNet):
-// the GPU's NIC link to a SHARP switch (topo::sharp_port). A rank's switch ops are all of one kind.
+// the GPU's NIC link to a SHARP switch (topo::sharp_port). A rank may be in groups of both kinds (NVLS inside
+// its node and SHARP across nodes), each on IR channels of its own.
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/ir/schedule.hpp"
@@ -31,9 +34,13 @@ struct ReductionPort {
 // without SHARP).
 ReductionPort reduction_port(const topo::Topology& t, int rank, bool in_network);
 
-// Per rank of `s` (global_rank maps them to the topology's; empty: the same), whether its switch groups span
-// nodes. Throws ConfigError for a rank in both kinds of group.
-std::vector<char> in_network_switch_ranks(const Schedule& s, const topo::Topology& t,
-                                          std::span<const int> global_rank = {});
+// The switch groups of `s` (keys of switch_groups: group << 16 | channel) whose members span nodes: those
+// reduce in the network. global_rank maps the schedule's ranks to the topology's (empty: the same).
+std::unordered_set<std::uint64_t> in_network_groups(const Schedule& s, const topo::Topology& t,
+                                                    std::span<const int> global_rank = {});
+// The key of `op`'s group (a switch op), as switch_groups keys it.
+inline std::uint64_t group_key(const Op& op) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(op.peer)) << 16) | op.channel;
+}
 
 }  // namespace cclab
