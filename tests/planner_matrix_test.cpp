@@ -55,7 +55,7 @@ void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DTy
 
 // The world a planner runs on: P single-GPU servers; for planners that need NVLink domains (NVLS) one
 // NVSwitch node of P GPUs, or several (nvls_tree: the fewest GPUs per node above one that divide P, else
-// one); for in-network reduction (collnet) as many DGX A100 nodes on a SHARP switch.
+// one); for in-network reduction (collnet, nvls_sharp) as many DGX A100 or H100 nodes on a SHARP switch.
 std::optional<topo::Topology> world_for(const Algorithm& a, int world) {
   int per_node = 1;
   for (int g = world / 2; g >= 2; --g)
@@ -63,7 +63,8 @@ std::optional<topo::Topology> world_for(const Algorithm& a, int world) {
   for (topo::Topology t :
        {testing::flat_topology(world), testing::nvlink_domain_topology(world),
         topo::make_preset(fmt::format("dgx_h100:{},gpus={}", world / per_node, per_node)),
-        topo::make_preset(fmt::format("dgx_a100:{},gpus={},sharp=1", world / per_node, per_node))}) {
+        topo::make_preset(fmt::format("dgx_a100:{},gpus={},sharp=1", world / per_node, per_node)),
+        topo::make_preset(fmt::format("dgx_h100:{},gpus={},sharp=1", world / per_node, per_node))}) {
     if (a.supports(spec_for(t, a.collective, 1, DType::F32), t, PlanOptions{}).ok) return t;
   }
   return std::nullopt;

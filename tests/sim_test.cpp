@@ -166,6 +166,13 @@ TEST(SimVsAlphaBeta, CollNetAgrees) {
     EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.03 * run.modelled_s)
         << bytes << " B: sim " << run.simulated.total_s << " s, α-β " << run.modelled_s << " s";
   }
+  // NVLS inside the nodes and SHARP across them, both as switch hosts of their own.
+  const topo::Topology h100 = topo::make_preset("dgx_h100:2,sharp=1");
+  for (std::uint64_t bytes : {1ULL << 20, 64ULL << 20}) {
+    const UnderSimple run(plan(h100, "nvls_sharp", bytes, PlanOptions{}), h100);
+    EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.03 * run.modelled_s)
+        << "nvls_sharp, " << bytes << " B";
+  }
   const topo::Topology flat = topo::make_preset("dgx_a100:4,gpus=1,sharp=1");
   const UnderSimple run(plan(flat, "collnet", 16ULL << 20, PlanOptions{}), flat);
   EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.005 * run.modelled_s);

@@ -328,5 +328,40 @@ TEST(CollNet, CostsItsBusiestStreamAndBeatsTheRingAcrossNodes) {
   EXPECT_LT(small * 2, time("ring", 1024));
 }
 
+// NVLS with SHARP across nodes: NVLS groups inside each node, SHARP groups of one GPU per node, never one
+// channel for both; each rank sends S + S/g through its NVSwitch port (as nvls) and S/g to the network.
+TEST(NvlsSharp, ReducesInTheNodeAndInTheNetwork) {
+  auto support = [](const std::string& preset) { return allreduce_support("nvls_sharp", preset); };
+  EXPECT_TRUE(support("dgx_h100:2,sharp=1").ok) << support("dgx_h100:2,sharp=1").reason;
+  EXPECT_FALSE(support("dgx_h100:2").ok);          // no SHARP
+  EXPECT_FALSE(support("dgx_a100:2,sharp=1").ok);  // no NVLS
+  const topo::Topology t = topo::make_preset("dgx_h100:2,sharp=1");
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 16 * 4096, DType::F32);
+  const Schedule s = require_algorithm(Collective::AllReduce, "nvls_sharp").plan(spec, t, PlanOptions{});
+  EXPECT_EQ(error_of(s), "(verifies)");
+  Matching matching;
+  ASSERT_FALSE(check_structure(s, matching));
+  std::set<int> node_channels, network_channels;
+  for (const auto& instance : matching.instances) {
+    const int channel = s.ranks[instance[0].rank].ops[instance[0].op].channel;
+    if (instance.size() == 8u) {
+      for (const OpRef& m : instance)
+        EXPECT_EQ(t.node_of_rank(m.rank), t.node_of_rank(instance[0].rank));
+      node_channels.insert(channel);
+    } else {
+      ASSERT_EQ(instance.size(), 2u);
+      EXPECT_NE(t.node_of_rank(instance[0].rank), t.node_of_rank(instance[1].rank));
+      network_channels.insert(channel);
+    }
+  }
+  EXPECT_FALSE(node_channels.empty());
+  EXPECT_FALSE(network_channels.empty());
+  for (const int c : node_channels)
+    EXPECT_FALSE(network_channels.contains(c)) << "channel " << c;
+  const std::uint64_t S = spec.count * 4;
+  for (std::uint64_t bytes : switch_bytes_sent_per_rank(s))
+    EXPECT_EQ(bytes, S + S / 8 + S / 8);
+}
+
 }  // namespace
 }  // namespace cclab

@@ -72,7 +72,8 @@ constexpr double kNvlsTreeMaxPerChannel_GBps[4][3] = {
 
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm) {
   if (collective == Collective::AllReduce && algorithm == "tree") return AlgorithmFamily::Tree;
-  if (algorithm == "nvls" || algorithm == "nvls_tree") return AlgorithmFamily::Nvls;
+  if (algorithm == "nvls" || algorithm == "nvls_tree" || algorithm == "nvls_sharp")
+    return AlgorithmFamily::Nvls;
   if (algorithm == "pat") return AlgorithmFamily::Pat;
   if (algorithm == "collnet") return AlgorithmFamily::CollNet;
   return AlgorithmFamily::Ring;

@@ -19,6 +19,7 @@
 #include "engine/plan/nvls_allgather.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
 #include "engine/plan/nvls_reduce_scatter.hpp"
+#include "engine/plan/nvls_sharp_allreduce.hpp"
 #include "engine/plan/nvls_tree_allreduce.hpp"
 #include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/pat_reduce_scatter.hpp"
@@ -214,6 +215,28 @@ std::vector<Algorithm> make_registry() {
     const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
     return planners::collnet_ops_estimate(s, per_node, channels_or(o, planners::kCollNetDefaultChannels),
                                           chunk_of(o, s));
+  };
+  add(
+      "nvls_sharp", Collective::AllReduce,
+      "NCCL's NVLS across nodes with SHARP: NVLS reduce inside nodes, SHARP across, NVLS multicast",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+        if (auto why = planners::nvls_unsupported(t)) return Support::no(*why);
+        if (auto why = planners::collnet_unsupported(t)) return Support::no(*why);
+        return Support::yes();
+      },
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        const int channels = channels_or(o, planners::kNvlsDefaultChannels);
+        CompactSchedule plan = explicit_plan(
+            planners::nvls_sharp_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
+        plan.params.channels = channels;
+        return plan;
+      });
+  list.back().unplanned_bound = nvls_tree_lower_bound_s;  // NVLS's launch and port bytes bound it as well
+  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+    return planners::nvls_sharp_ops_estimate(s, per_node, channels_or(o, planners::kNvlsDefaultChannels),
+                                             chunk_of(o, s));
   };
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
