@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/memory.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/pipeline.hpp"
 #include "engine/plan/patterns.hpp"
@@ -24,13 +23,8 @@ Schedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<std::ve
   if (plan_world_of_one(s)) return s;
   channels = std::max(1, channels);
   const std::uint64_t S = spec.count;
-  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(g));
-  require_within_memory_budget(collnet_ops_estimate(spec, g, channels, round_elems) * kExplicitBytesPerOp,
-                               fmt::format("collnet over {} ranks ({} channels)", spec.world_size, channels),
-                               "a larger --chunk (fewer, larger rounds) or fewer --channels");
-  // Member m's block, its part on channel c, and that part's round k (the same on every node, so that a
-  // SHARP group's members and a pair of peers agree on every range).
-  const auto part = [&](int m, int c) { return partition(partition(ElemRange{0, S}, g, m), channels, c); };
+  require_explicit_plan_fits(collnet_ops_estimate(spec, g, channels, round_elems), "collnet", spec.world_size,
+                             channels);
   const std::uint64_t block_elems = (S + g - 1) / static_cast<std::uint64_t>(g);
   // IR channels of network channel c: a scatter lane per pair of local ranks (both directions), the
   // network lane, a gather lane per pair.
@@ -47,16 +41,11 @@ Schedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<std::ve
     const int network = c * lanes + pairs;
     const auto scatter = [&](int a, int b) { return c * lanes + pair(a, b); };
     const auto gather = [&](int a, int b) { return c * lanes + pairs + 1 + pair(a, b); };
-    std::uint64_t longest = 0;
-    for (int m = 0; m < g; ++m)
-      longest = std::max(longest, part(m, c).count);
-    const std::uint64_t round = round_elems == 0 ? std::max<std::uint64_t>(1, longest) : per_member;
-    const int rounds = static_cast<int>((longest + round - 1) / round);
-    auto at = [&](int m, Buffer buffer, int k) {
-      const ElemRange p = part(m, c);
-      const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, p.count);
-      return Chunk{buffer, p.offset + from, std::min(round, p.count - from)};
-    };
+    // Member m's part of the channel and its rounds, the same on every node: a SHARP group's members and a
+    // pair of peers agree on every range.
+    const MemberRounds pipe = member_rounds(S, g, channels, c, round_elems);
+    const int rounds = pipe.rounds;
+    auto at = [&](int m, Buffer buffer, int k) { return pipe.at(m, buffer, k); };
     for (int n = 0; n < nodes; ++n) {
       for (int m = 0; m < g; ++m) {
         const int rank = groups[n][m];

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/memory.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/pipeline.hpp"
 #include "engine/plan/patterns.hpp"
@@ -21,31 +20,20 @@ Schedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vector<std:
   if (plan_world_of_one(s)) return s;
   channels = std::max(1, channels);
   const std::uint64_t S = spec.count;
-  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(g));
-  require_within_memory_budget(
-      nvls_sharp_ops_estimate(spec, g, channels, round_elems) * kExplicitBytesPerOp,
-      fmt::format("nvls_sharp over {} ranks ({} channels)", spec.world_size, channels),
-      "a larger --chunk (fewer, larger rounds) or fewer --channels");
+  require_explicit_plan_fits(nvls_sharp_ops_estimate(spec, g, channels, round_elems), "nvls_sharp",
+                             spec.world_size, channels);
   std::vector<OpId> node_sum, network_sum, stored;
   for (int c = 0; c < channels; ++c) {
     const int sw = 2 * c, network = 2 * c + 1;
-    // Every member of a node runs as many rounds (an NVLS instance needs them all); member m's range is the
-    // same on every node, so a SHARP group's members agree on each round.
-    std::uint64_t longest = 0;
-    for (int m = 0; m < g; ++m)
-      longest = std::max(longest, partition(partition(ElemRange{0, S}, g, m), channels, c).count);
-    const std::uint64_t round = round_elems == 0 ? std::max<std::uint64_t>(1, longest) : per_member;
-    const int rounds = static_cast<int>((longest + round - 1) / round);
+    // Member m's part and rounds, the same on every node: a SHARP group's members agree on each round.
+    const MemberRounds pipe = member_rounds(S, g, channels, c, round_elems);
+    const int rounds = pipe.rounds;
     for (int n = 0; n < nodes; ++n) {
       for (int m = 0; m < g; ++m) {
         ProgramBuilder b(s.ranks[groups[n][m]]);
         const int node_group = groups[n][0];   // the node's first GPU names its NVLS group
         const int sharp_group = groups[0][m];  // node 0's GPU m names the SHARP group of local rank m
-        const ElemRange part = partition(partition(ElemRange{0, S}, g, m), channels, c);
-        auto at = [&](Buffer buffer, int k) {
-          const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, part.count);
-          return Chunk{buffer, part.offset + from, std::min(round, part.count - from)};
-        };
+        auto at = [&](Buffer buffer, int k) { return pipe.at(m, buffer, k); };
         node_sum.assign(rounds, kNoOp);
         network_sum.assign(rounds, kNoOp);
         stored.assign(rounds, kNoOp);

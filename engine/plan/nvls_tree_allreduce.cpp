@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/memory.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/pipeline.hpp"
 #include "engine/plan/patterns.hpp"
@@ -21,25 +20,16 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
   if (plan_world_of_one(s)) return s;
   channels = std::max(1, channels);
   const std::uint64_t S = spec.count;
-  // The programs are built whole: refuse up front what would not fit.
-  const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(g));
-  require_within_memory_budget(
-      nvls_tree_ops_estimate(spec, g, channels, round_elems) * kExplicitBytesPerOp,
-      fmt::format("nvls_tree over {} ranks ({} channels)", spec.world_size, channels),
-      "a larger --chunk (fewer, larger rounds) or fewer --channels");
+  require_explicit_plan_fits(nvls_tree_ops_estimate(spec, g, channels, round_elems), "nvls_tree",
+                             spec.world_size, channels);
   const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
   std::vector<OpId> node_sum, reduced, sent_up, have, stored;
   std::vector<std::vector<OpId>> got;  // per round: the children's receives
   for (int c = 0; c < channels; ++c) {
     const Tree& tree = trees[c % 2];
     const int sw = 3 * c, up = 3 * c + 1, down = 3 * c + 2;
-    // Every member of a node runs as many rounds (a switch instance needs them all); member m's range is the
-    // same on every node, so a member's tree partners agree on each round's size.
-    std::uint64_t longest = 0;
-    for (int m = 0; m < g; ++m)
-      longest = std::max(longest, partition(partition(ElemRange{0, S}, g, m), channels, c).count);
-    const std::uint64_t round = round_elems == 0 ? std::max<std::uint64_t>(1, longest) : per_member;
-    const int rounds = static_cast<int>((longest + round - 1) / round);
+    const MemberRounds pipe = member_rounds(S, g, channels, c, round_elems);
+    const int rounds = pipe.rounds;
     for (int n = 0; n < nodes; ++n) {
       const int group = groups[n][0];  // the node's first GPU names its switch group
       const int parent_node = tree.parent[n];
@@ -54,11 +44,7 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
         // Scratch: [0, S) receives the vector's sum from the parent (so that the receive need not wait for
         // the send up of the same range), then a vector per child for its sums.
         program.scratch_count = std::max<std::uint64_t>(program.scratch_count, S * (1 + children.size()));
-        const ElemRange part = partition(partition(ElemRange{0, S}, g, m), channels, c);
-        auto at = [&](Buffer buffer, int k) {
-          const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, part.count);
-          return Chunk{buffer, part.offset + from, std::min(round, part.count - from)};
-        };
+        auto at = [&](Buffer buffer, int k) { return pipe.at(m, buffer, k); };
         // Child j's slot: scratch past the receive area, one vector per child.
         auto slot = [&](std::size_t j, int k) {
           const Chunk c = at(Buffer::Scratch, k);
