@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "common/error.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/ir/pipeline.hpp"
