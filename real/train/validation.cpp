@@ -112,7 +112,8 @@ void Trainer::predict_buckets() {
     if (rank_ == 0) {
       const Calibration fit = fit_calibration(world_, samples);
       calibrated = fit.topology;
-      source += fmt::format(": α {:.1f} us, β {}", 1e6 * fit.intra.alpha_s, format_bandwidth(fit.intra.beta_Bps));
+      source +=
+          fmt::format(": α {:.1f} us, β {}", 1e6 * fit.intra.alpha_s, format_bandwidth(fit.intra.beta_Bps));
       if (fit.inter)
         source += fmt::format("; between nodes α {:.1f} us, β {}", 1e6 * fit.inter->alpha_s,
                               format_bandwidth(fit.inter->beta_Bps));
