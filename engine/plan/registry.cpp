@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -171,73 +172,59 @@ std::vector<Algorithm> make_registry() {
         return explicit_plan(
             planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
-  add(
-      "nvls_tree", Collective::AllReduce,
+  // Allreduces that pipeline each local rank's block across nodes as one explicit program (nvls_tree,
+  // collnet, nvls_sharp): uniform nodes, `unsupported` says what else the topology must have; planned with
+  // `channels` by default; auto bounds them by `bound` and sizes them by `ops` before planning.
+  using AcrossNodes =
+      Schedule (*)(const CollectiveSpec&, const std::vector<std::vector<int>>&, int, std::uint64_t);
+  using OpsEstimate = std::uint64_t (*)(const CollectiveSpec&, int, int, std::uint64_t);
+  auto add_across_nodes = [&](std::string name, std::string description,
+                              std::optional<std::string> (*unsupported)(const Topology&), int channels,
+                              AcrossNodes planner, OpsEstimate ops, auto bound) {
+    add(
+        std::move(name), Collective::AllReduce, std::move(description),
+        [unsupported](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+          if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+          if (auto why = unsupported(t)) return Support::no(*why);
+          return Support::yes();
+        },
+        [channels, planner](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+          const int c = channels_or(o, channels);
+          CompactSchedule plan = explicit_plan(planner(s, planners::node_groups(t), c, chunk_of(o, s)));
+          plan.params.channels = c;
+          return plan;
+        });
+    list.back().unplanned_bound = bound;
+    list.back().unplanned_ops = [channels, ops](const CollectiveSpec& s, const Topology& t,
+                                                const PlanOptions& o) {
+      const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+      return ops(s, per_node, channels_or(o, channels), chunk_of(o, s));
+    };
+  };
+  // A double binary tree per local rank, each over its own NIC; NVLS's channel count.
+  add_across_nodes(
+      "nvls_tree",
       "NCCL's NVLSTree: NVLS reduce-scatter inside nodes, a tree across nodes per local rank, NVLS allgather",
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
-        if (t.num_nodes() < 2)
-          return Support::no("one node: nvls runs it (NCCL turns NVLSTree off there too)");
-        if (auto why = planners::nvls_unsupported(t)) return Support::no(*why);
-        return Support::yes();
+      [](const Topology& t) -> std::optional<std::string> {
+        if (t.num_nodes() < 2) return "one node: nvls runs it (NCCL turns NVLSTree off there too)";
+        return planners::nvls_unsupported(t);
       },
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        // A double binary tree per local rank, each over its own NIC; NVLS's channel count.
-        const int channels = channels_or(o, planners::kNvlsDefaultChannels);
-        CompactSchedule plan = explicit_plan(
-            planners::nvls_tree_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
-        plan.params.channels = channels;
-        return plan;
-      });
-  list.back().unplanned_bound = nvls_tree_lower_bound_s;
-  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
-    return planners::nvls_tree_ops_estimate(s, per_node, channels_or(o, planners::kNvlsDefaultChannels),
-                                            chunk_of(o, s));
-  };
-  add(
-      "collnet", Collective::AllReduce,
+      planners::kNvlsDefaultChannels, planners::nvls_tree_allreduce, planners::nvls_tree_ops_estimate,
+      nvls_tree_lower_bound_s);
+  add_across_nodes(
+      "collnet",
       "NCCL's CollNetDirect: direct reduce-scatter inside nodes, SHARP in-network allreduce across, gather",
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
-        if (auto why = planners::collnet_unsupported(t)) return Support::no(*why);
-        return Support::yes();
-      },
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        const int channels = channels_or(o, planners::kCollNetDefaultChannels);
-        CompactSchedule plan =
-            explicit_plan(planners::collnet_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
-        plan.params.channels = channels;
-        return plan;
-      });
-  list.back().unplanned_bound = collnet_lower_bound_s;
-  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
-    return planners::collnet_ops_estimate(s, per_node, channels_or(o, planners::kCollNetDefaultChannels),
-                                          chunk_of(o, s));
-  };
-  add(
-      "nvls_sharp", Collective::AllReduce,
+      planners::collnet_unsupported, planners::kCollNetDefaultChannels, planners::collnet_allreduce,
+      planners::collnet_ops_estimate, collnet_lower_bound_s);
+  add_across_nodes(
+      "nvls_sharp",
       "NCCL's NVLS across nodes with SHARP: NVLS reduce inside nodes, SHARP across, NVLS multicast",
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
-        if (auto why = planners::nvls_unsupported(t)) return Support::no(*why);
-        if (auto why = planners::collnet_unsupported(t)) return Support::no(*why);
-        return Support::yes();
+      [](const Topology& t) {
+        if (auto why = planners::nvls_unsupported(t)) return why;
+        return planners::collnet_unsupported(t);
       },
-      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        const int channels = channels_or(o, planners::kNvlsDefaultChannels);
-        CompactSchedule plan = explicit_plan(
-            planners::nvls_sharp_allreduce(s, planners::node_groups(t), channels, chunk_of(o, s)));
-        plan.params.channels = channels;
-        return plan;
-      });
-  list.back().unplanned_bound = nvls_tree_lower_bound_s;  // NVLS's launch and port bytes bound it as well
-  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
-    return planners::nvls_sharp_ops_estimate(s, per_node, channels_or(o, planners::kNvlsDefaultChannels),
-                                             chunk_of(o, s));
-  };
+      planners::kNvlsDefaultChannels, planners::nvls_sharp_allreduce, planners::nvls_sharp_ops_estimate,
+      nvls_tree_lower_bound_s);  // NVLS's launch and port bytes bound it as well
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::halving_doubling_allreduce(s));
