@@ -67,10 +67,9 @@ SwitchPorts reduction_ports(const Schedule& s, const topo::Topology& t) {
   SwitchPorts ports;
   for (auto& v : ports.of)
     v.resize(s.ranks.size());
-  const auto instance_elems = switch_instance_elems(s);
-  if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
-    return ports;
-  ports.in_network = in_network_groups(s, t);
+  const SwitchGroups groups = switch_groups(s);
+  if (groups.empty()) return ports;
+  ports.in_network = in_network_groups(groups, t);
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     for (const Op& op : s.ranks[r].ops) {
       if (!is_switch(op.kind)) continue;

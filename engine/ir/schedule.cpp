@@ -209,8 +209,12 @@ SwitchGroups switch_groups(const Schedule& schedule) {
 }
 
 std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule) {
+  return switch_instance_elems(schedule, switch_groups(schedule));
+}
+
+std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule,
+                                                              const SwitchGroups& groups) {
   std::vector<std::vector<std::uint64_t>> out(schedule.ranks.size());
-  const SwitchGroups groups = switch_groups(schedule);
   if (groups.empty()) return out;
   for (std::size_t r = 0; r < schedule.ranks.size(); ++r)
     out[r].assign(schedule.ranks[r].ops.size(), 0);

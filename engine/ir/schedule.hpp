@@ -213,5 +213,8 @@ inline const Chunk& instance_chunk(const Op& op) {
 // [rank][op]: for a switch op, the elements of its whole instance (InstanceElems); 0 for other ops. Empty
 // rows when the schedule has no switch ops.
 std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule);
+// The same from the schedule's switch_groups, for callers that need the groups too.
+std::vector<std::vector<std::uint64_t>> switch_instance_elems(const Schedule& schedule,
+                                                              const SwitchGroups& groups);
 
 }  // namespace cclab

@@ -182,11 +182,11 @@ void add_connections(const Schedule& s, ConnectionCosts& costs, const WalkFrame&
 void add_switch_ports(const Schedule& s, ConnectionCosts& costs, const WalkFrame& frame) {
   auto global = [&](int r) { return frame.global_rank.empty() ? r : frame.global_rank[r]; };
   const std::uint64_t elem = dtype_size_bytes(s.spec.dtype);
-  const auto instance_elems = switch_instance_elems(s);
-  if (std::all_of(instance_elems.begin(), instance_elems.end(), [](const auto& row) { return row.empty(); }))
-    return;
+  const SwitchGroups groups = switch_groups(s);
+  if (groups.empty()) return;
+  const auto instance_elems = switch_instance_elems(s, groups);
   const std::unordered_set<std::uint64_t> in_network =
-      in_network_groups(s, costs.topology(), frame.global_rank);
+      in_network_groups(groups, costs.topology(), frame.global_rank);
   for (int r = 0; r < s.spec.world_size; ++r) {
     for (std::size_t i = 0; i < instance_elems[r].size(); ++i) {
       const Op& op = s.ranks[r].ops[i];

@@ -33,11 +33,11 @@ ReductionPort reduction_port(const topo::Topology& t, int rank, bool in_network)
   return {*port, efficiency, 2 * t.effective_latency_s(port->link)};
 }
 
-std::unordered_set<std::uint64_t> in_network_groups(const Schedule& s, const topo::Topology& t,
+std::unordered_set<std::uint64_t> in_network_groups(const SwitchGroups& groups, const topo::Topology& t,
                                                     std::span<const int> global_rank) {
   auto node = [&](int r) { return t.node_of_rank(global_rank.empty() ? r : global_rank[r]); };
   std::unordered_set<std::uint64_t> out;
-  for (const auto& [key, members] : switch_groups(s)) {
+  for (const auto& [key, members] : groups) {
     const int first_node = node(members.begin()->first);
     for (const auto& [r, ops] : members) {
       if (node(r) != first_node) {

@@ -34,9 +34,9 @@ struct ReductionPort {
 // without SHARP).
 ReductionPort reduction_port(const topo::Topology& t, int rank, bool in_network);
 
-// The switch groups of `s` (keys of switch_groups: group << 16 | channel) whose members span nodes: those
-// reduce in the network. global_rank maps the schedule's ranks to the topology's (empty: the same).
-std::unordered_set<std::uint64_t> in_network_groups(const Schedule& s, const topo::Topology& t,
+// Of a schedule's switch groups (switch_groups), the keys of those whose members span nodes: those reduce in
+// the network. global_rank maps the schedule's ranks to the topology's (empty: the same).
+std::unordered_set<std::uint64_t> in_network_groups(const SwitchGroups& groups, const topo::Topology& t,
                                                     std::span<const int> global_rank = {});
 // The key of `op`'s group (a switch op), as switch_groups keys it.
 inline std::uint64_t group_key(const Op& op) {

@@ -122,8 +122,7 @@ std::optional<std::string> collnet_unsupported(const topo::Topology& t) {
 std::uint64_t collnet_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                    std::uint64_t round_elems) {
   const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
-  return static_cast<std::uint64_t>(spec.world_size) * static_cast<std::uint64_t>(std::max(1, channels)) *
-         member_rounds_estimate(spec, gpus_per_node, channels, round_elems) * (5 * (g - 1) + 1);
+  return member_ops_estimate(spec, gpus_per_node, channels, round_elems, 5 * (g - 1) + 1);
 }
 
 }  // namespace cclab::planners

@@ -58,8 +58,7 @@ Schedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vector<std:
 
 std::uint64_t nvls_sharp_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                       std::uint64_t round_elems) {
-  return static_cast<std::uint64_t>(spec.world_size) * static_cast<std::uint64_t>(std::max(1, channels)) *
-         member_rounds_estimate(spec, gpus_per_node, channels, round_elems) * 3;
+  return member_ops_estimate(spec, gpus_per_node, channels, round_elems, 3);
 }
 
 }  // namespace cclab::planners

@@ -126,12 +126,13 @@ bool plan_world_of_one(Schedule& s) {
   return true;
 }
 
-std::uint64_t member_rounds_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
-                                     std::uint64_t round_elems) {
+std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                  std::uint64_t round_elems, std::uint64_t ops_per_round) {
   const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
   const auto c = static_cast<std::uint64_t>(std::max(1, channels));
   const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / g);
-  return round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
+  const std::uint64_t rounds = round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
+  return static_cast<std::uint64_t>(spec.world_size) * c * rounds * ops_per_round;
 }
 
 ElemRange MemberRounds::part(int m) const {

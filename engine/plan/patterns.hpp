@@ -45,10 +45,10 @@ int uniform_gpus_per_node(const std::vector<std::vector<int>>& groups, const Col
                           std::string_view algorithm);
 // A world of one rank: its output is its input. True when `s` was that (and is now complete).
 bool plan_world_of_one(Schedule& s);
-// Rounds per channel of a pipeline whose rounds take round_elems / g elements of each member's block (at
-// least one; 0: one round), as the planners' op estimates count them.
-std::uint64_t member_rounds_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
-                                     std::uint64_t round_elems);
+// Ops of a plan whose every rank runs `ops_per_round` ops per round and channel, with rounds of round_elems /
+// g elements of each member's block (at least one round; 0: one round): the planners' op estimates.
+std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
+                                  std::uint64_t round_elems, std::uint64_t ops_per_round);
 
 // The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c
 // of each block (nvls_tree, collnet, nvls_sharp): every member runs as many rounds on a channel (a switch
