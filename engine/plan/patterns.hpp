@@ -39,8 +39,8 @@ Tree complementary_binary_tree(int n);
 // binary_tree relabelled so that `root` is the root (rank r plays position (r - root) mod n).
 Tree rooted_binary_tree(int n, int root);
 
-// Planners that pair local ranks across nodes (nvls_tree, collnet): the GPUs per node of `groups`, which must
-// all be that size and together hold the spec's world.
+// Planners that pair local ranks across nodes (nvls_tree, collnet, nvls_sharp): the GPUs per node of
+// `groups`, which must all be that size and together hold the spec's world.
 int uniform_gpus_per_node(const std::vector<std::vector<int>>& groups, const CollectiveSpec& spec,
                           std::string_view algorithm);
 // A world of one rank: its output is its input. True when `s` was that (and is now complete).

@@ -71,13 +71,14 @@ TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups,
   pass.count = count;
   pass.chunk_elems = chunk_elems;
   const int pairs = (channels + 1) / 2;
-  for (int c = 0; c < channels; ++c) {
+  for (int p = 0; p < pairs; ++p) {
+    // The pair's chains, then its trees (the last pair of an odd channel count has tree 0 alone).
     std::vector<int> heads;
-    for (std::size_t n = 0; n < groups.size(); ++n) {
-      const std::vector<int> none(groups[n].size(), -1);
-      heads.push_back(tree_chain_head(nics.empty() ? none : nics[n], c / 2, pairs));
-    }
-    pass.trees.push_back(double_binary_tree(groups, c % 2, heads));
+    for (std::size_t n = 0; n < groups.size(); ++n)
+      heads.push_back(
+          tree_chain_head(nics.empty() ? std::vector<int>(groups[n].size(), -1) : nics[n], p, pairs));
+    for (int tree = 0; tree < 2 && 2 * p + tree < channels; ++tree)
+      pass.trees.push_back(double_binary_tree(groups, tree, heads));
   }
   return pass;
 }
