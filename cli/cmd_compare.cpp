@@ -15,7 +15,8 @@ struct CompareArgs {
   std::vector<std::string> logs;
   CollectiveArgs
       collective;  // topology, chunk, channels, inter, reduce-bw; --collective only when the log is mute
-  std::string algorithm = "auto";
+  // NCCL ran the measurement: the cheapest of its own algorithms, unless the user names the one it used.
+  std::string algorithm = "nccl";
   bool collective_given = false;
 };
 
@@ -63,7 +64,9 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("logs", args->logs, "nccl-tests output files")->required();
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm,
-                  "algorithm to cost (the one the measurement used: NCCL_ALGO=Ring -> ring), or auto")
+                  "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring or "
+                  "NVLSTree, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "
+                  "picks when NCCL_ALGO is unset), or auto (every cclab algorithm)")
       ->capture_default_str();
   cmd->callback([args, cmd] {
     args->collective_given = cmd->count("--collective") > 0;

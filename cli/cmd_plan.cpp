@@ -175,13 +175,13 @@ void run_plan(const PlanArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   PlannedCompact planned;
   std::optional<Candidate> costed;  // `auto`: the winner, costed by the table
-  if (args.algorithm == "auto") {
+  if (is_selection(spec.collective, args.algorithm)) {
     // The table's candidates are planned once; the winner is the table's own plan.
     Selector selector(cost);
     fmt::print("cost table ({}, α-β model, {}):\n", topology.name(), describe(spec));
-    print_cost_table(spec, selector.auto_table(spec, topology, options));
+    print_cost_table(spec, selector.auto_table(spec, topology, options, args.algorithm));
     fmt::print("\n");
-    const Candidate& best = selector.choose(spec, topology, "auto", options);
+    const Candidate& best = selector.choose(spec, topology, args.algorithm, options);
     if (!best.support.ok) throw ConfigError(best.support.reason);
     planned.schedule = *best.schedule;
     costed = best;
@@ -219,7 +219,9 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Plan a collective on a topology, verify it, print its cost");
   args->collective.add_to(*cmd);
-  cmd->add_option("--algo", args->algorithm, "algorithm name (see `cclab algorithms`) or auto")
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm name (see `cclab algorithms`), auto, nccl (the cheapest of NCCL's own "
+                  "algorithms), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT)")
       ->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
   cmd->add_option("--dump", args->dump,

@@ -63,7 +63,7 @@ void run_sim(const SimArgs& args) {
   const bool logging = !args.json.empty() || !args.csv.empty();
   if (logging && names.size() != 1) {
     throw ConfigError(
-        "-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME or auto");
+        "-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME, auto or nccl");
   }
   NcclTestsLog log;
   log.program = nccl_tests_program(probe.collective);
@@ -82,7 +82,8 @@ void run_sim(const SimArgs& args) {
     const std::uint64_t count = bytes / elem;
     const CollectiveSpec spec = args.collective.spec(topology, std::to_string(count * elem));
     for (const std::string& name : names) {
-      // plan_compact resolves auto from one cost table; the schedule names the algorithm it chose.
+      // plan_compact resolves a selection (auto, nccl, an NCCL_ALGO name) from one cost table; the schedule
+      // names the algorithm it chose.
       PlannedCompact planned = plan_compact(spec, topology, name, options, params.compute);
       if (!planned.schedule) {
         fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
@@ -121,7 +122,7 @@ void run_sim(const SimArgs& args) {
                                       busbw,
                                       {}});
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
-                 name == "auto" ? "auto:" + schedule.algorithm : name, count * elem, count,
+                 name == schedule.algorithm ? name : name + ":" + schedule.algorithm, count * elem, count,
                  to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
                  modelled * 1e6, to_string(modelled_run.protocol));
     }
@@ -167,7 +168,10 @@ void add_sim_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
   args->collective.add_to(*cmd);
-  cmd->add_option("--algo", args->algorithm, "algorithm name, auto, or all")->capture_default_str();
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm name, auto, nccl (NCCL's own algorithms only), an NCCL_ALGO value (Ring, Tree, "
+                  "NVLS, NVLSTree, CollNetDirect, PAT), or all")
+      ->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
   cmd->add_option("-f,--stepfactor", args->factor, "size multiplier between points")->capture_default_str();

@@ -62,7 +62,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "steps of linear learning-rate warm-up")->capture_default_str();
   cmd->add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--clip", o.clip, "max gradient norm (0: no clipping)")->capture_default_str();
-  cmd->add_option("--algo", o.algo, "allreduce algorithm of the engine, or auto (α-β cheapest per bucket)")
+  cmd->add_option("--algo", o.algo,
+                  "allreduce algorithm of the engine, or auto (α-β cheapest per bucket), nccl (NCCL's own "
+                  "only) or an NCCL_ALGO value")
       ->capture_default_str();
   cmd->add_option("--fusion", o.fusion, "ddp (first bucket, then buckets) or horovod (one threshold)")
       ->capture_default_str();

@@ -165,6 +165,11 @@ check compare-text 0 "median \|error\|" -- "$cclab" compare "$src/tests/data/ncc
 check compare-json 0 "reduce_scatter on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_h100:1
 check compare-mute 1 "give --collective" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1
 check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1 --collective allgather
+# NCCL's own algorithms: "nccl" leaves out cclab's (halving-doubling wins auto at 8 B on one A100 node);
+# NCCL_ALGO names select what NCCL runs under them.
+check plan-nccl 0 "^plan: (ring|tree) allreduce" -- "$cclab" plan --topology dgx_a100:1 --size 8 --algo nccl
+check plan-nccl-alias 0 "^plan: nvls_tree allreduce" -- "$cclab" plan --topology dgx_h100:2 --size 1GiB --algo NVLSTree
+check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
 
 exit $fail

@@ -576,5 +576,68 @@ TEST(Selection, PicksTheCheapestAndExplainsTheRest) {
   EXPECT_NE(p.reason.find("different GPU counts"), std::string::npos) << p.reason;
 }
 
+// "nccl" and NCCL_ALGO names select among the algorithms NCCL runs; what it leaves out (halving-doubling,
+// hierarchical, leader) are cclab's own, which `auto` may pick where NCCL could not.
+TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
+  auto names = [](Collective c, std::string_view name) {
+    std::vector<std::string> out;
+    if (auto list = selection_candidates(c, name))
+      for (const Algorithm* a : *list)
+        out.push_back(a->name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(Collective::AllReduce, "nccl"),
+            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "nvls_sharp"}));
+  EXPECT_EQ(names(Collective::AllReduce, "NVLS"), (V{"nvls", "nvls_sharp"}));
+  EXPECT_EQ(names(Collective::AllReduce, "nvlstree"), V{"nvls_tree"});
+  EXPECT_EQ(names(Collective::AllReduce, "CollNet"), V{"collnet"});
+  EXPECT_EQ(names(Collective::AllReduce, "CollNetDirect"), V{"collnet"});
+  EXPECT_EQ(names(Collective::ReduceScatter, "PAT"), V{"pat"});
+  EXPECT_EQ(names(Collective::Broadcast, "Ring"), V{"chain"});
+  EXPECT_EQ(names(Collective::Broadcast, "nccl"), V{"chain"});
+  EXPECT_EQ(names(Collective::AllReduce, "auto").size(), algorithms_for(Collective::AllReduce).size());
+  EXPECT_FALSE(is_selection(Collective::AllReduce, "ring"));  // a registry name is never a selection
+  EXPECT_FALSE(
+      is_selection(Collective::AllReduce, "PAT"));  // NCCL runs PAT for reduce-scatter/allgather only
+  EXPECT_FALSE(is_selection(Collective::AllReduce, "Bogus"));
+  try {
+    require_algorithm_or_selection(Collective::AllReduce, "Bogus");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL_ALGO names: Ring, Tree, NVLS, NVLSTree, CollNetDirect"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // On one A100 node auto takes cclab's own algorithms at some sizes (halving-doubling for small ones,
+  // hierarchical in the middle); nccl takes the cheapest of NCCL's, never cheaper than auto.
+  const topo::Topology a100 = topo::make_preset("dgx_a100:1");
+  Selector selector;
+  int differ = 0;
+  for (const std::uint64_t count : {std::uint64_t{2}, std::uint64_t{1} << 10, std::uint64_t{1} << 22}) {
+    const CollectiveSpec spec = spec_for(a100, Collective::AllReduce, count, DType::F32);
+    const Candidate& any = selector.choose(spec, a100, "auto");
+    const Candidate& nccl = selector.choose(spec, a100, "nccl");
+    ASSERT_TRUE(any.support.ok && nccl.support.ok);
+    EXPECT_FALSE(require_algorithm(Collective::AllReduce, nccl.algorithm).nccl.empty()) << nccl.algorithm;
+    EXPECT_GE(nccl.time_s, any.time_s);
+    differ += require_algorithm(Collective::AllReduce, any.algorithm).nccl.empty() ? 1 : 0;
+    for (const Candidate& row : selector.auto_table(spec, a100, {}, "nccl"))
+      EXPECT_FALSE(require_algorithm(Collective::AllReduce, row.algorithm).nccl.empty()) << row.algorithm;
+  }
+  EXPECT_GT(differ, 0);
+  const topo::Topology h100 = topo::make_preset("dgx_h100:1");
+  // NVLS is nvls inside a node and nvls_sharp across nodes with SHARP.
+  const CollectiveSpec large = spec_for(h100, Collective::AllReduce, 1 << 28, DType::F32);
+  EXPECT_EQ(selector.choose(large, h100, "NVLS").algorithm, "nvls");
+  const topo::Topology sharp = topo::make_preset("dgx_h100:2,sharp=1");
+  const CollectiveSpec across = spec_for(sharp, Collective::AllReduce, 1 << 28, DType::F32);
+  EXPECT_EQ(selector.choose(across, sharp, "NVLS").algorithm, "nvls_sharp");
+  const topo::Topology plain = topo::make_preset("dgx_h100:2");
+  const CollectiveSpec no_sharp = spec_for(plain, Collective::AllReduce, 1 << 28, DType::F32);
+  EXPECT_FALSE(selector.choose(no_sharp, plain, "NVLS").support.ok);
+}
+
 }  // namespace
 }  // namespace cclab

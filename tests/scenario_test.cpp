@@ -214,10 +214,10 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_NE(
       error_of(std::string(kBase) + "  sync: zero\n")
           .find("s.yaml:9: communication.algorithm: 'tree' cannot plan the reduce-scatter and allgather of "
-                "sync: zero (valid: auto, ring, pat, nvls)"),
+                "sync: zero (valid: auto, nccl, ring, pat, nvls)"),
       std::string::npos);
   EXPECT_NE(error_of(kBase, {"communication.algorithm=[ring, rign]"})
-                .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, ring"),
+                .find("s.yaml: --set communication.algorithm: 'rign' is not valid (valid: auto, nccl, ring"),
             std::string::npos);
   EXPECT_NE(
       error_of("name: t\ntopology: {preset: dgx_x900, nodes: 1}\nworkload: resnet50\ncompute: {gpu: a100}\n")
@@ -238,6 +238,14 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(kBase, {"communication.algorithm=fastest"}).substr(0, 40),
             "s.yaml: --set communication.algorithm: '");
   EXPECT_NE(error_of(kBase, {"nodes"}).find("expected FIELD=VALUE"), std::string::npos);
+  // Selections: NCCL's algorithms only, or one NCCL_ALGO name (any case); under ZeRO both collectives need
+  // it.
+  EXPECT_EQ(error_of(kBase, {"communication.algorithm=[nccl, Ring, nvlstree]"}), "no error");
+  EXPECT_EQ(error_of(std::string(kBase) + "  sync: zero\n", {"communication.algorithm=[nccl, PAT]"}),
+            "no error");
+  EXPECT_NE(error_of(std::string(kBase) + "  sync: zero\n", {"communication.algorithm=NVLSTree"})
+                .find("'NVLSTree' cannot plan the reduce-scatter and allgather"),
+            std::string::npos);
 }
 
 TEST(Scenario, DegradedLinksChangeTheTopologyAndOnlyTheChosenLinks) {

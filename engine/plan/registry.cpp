@@ -1,6 +1,7 @@
 #include "engine/plan/registry.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -132,6 +133,7 @@ std::vector<Algorithm> make_registry() {
                                return s;
                              },
                              {},
+                             {},
                              {}});
   };
   add("ring", Collective::AllReduce,
@@ -139,6 +141,7 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_allreduce(s, rings_for(t, o), chunk_of(o, s));
       });
+  list.back().nccl = "Ring";
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const int channels = channels_or(o, std::max(2, nics_per_node(t)));
@@ -154,6 +157,7 @@ std::vector<Algorithm> make_registry() {
         plan.params.chunk_bytes = chunk;
         return plan;
       });
+  list.back().nccl = "Tree";
   add("hierarchical", Collective::AllReduce,
       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), intra-node allgather",
       uniform_nodes, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
@@ -172,6 +176,7 @@ std::vector<Algorithm> make_registry() {
         return explicit_plan(
             planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
+  list.back().nccl = "NVLS";
   // Allreduces that pipeline each local rank's block across nodes as one explicit program (nvls_tree,
   // collnet, nvls_sharp): uniform nodes, `unsupported` says what else the topology must have; planned with
   // `channels` by default; auto bounds them by `bound` and sizes them by `ops` before planning.
@@ -211,11 +216,13 @@ std::vector<Algorithm> make_registry() {
       },
       planners::kNvlsDefaultChannels, planners::nvls_tree_allreduce, planners::nvls_tree_ops_estimate,
       nvls_tree_lower_bound_s);
+  list.back().nccl = "NVLSTree";
   add_across_nodes(
       "collnet",
       "NCCL's CollNetDirect: direct reduce-scatter inside nodes, SHARP in-network allreduce across, gather",
       planners::collnet_unsupported, planners::kCollNetDefaultChannels, planners::collnet_allreduce,
       planners::collnet_ops_estimate, collnet_lower_bound_s);
+  list.back().nccl = "CollNetDirect";
   add_across_nodes(
       "nvls_sharp",
       "NCCL's NVLS across nodes with SHARP: NVLS reduce inside nodes, SHARP across, NVLS multicast",
@@ -225,6 +232,7 @@ std::vector<Algorithm> make_registry() {
       },
       planners::kNvlsDefaultChannels, planners::nvls_sharp_allreduce, planners::nvls_sharp_ops_estimate,
       nvls_tree_lower_bound_s);  // NVLS's launch and port bytes bound it as well
+  list.back().nccl = "NVLS";     // NCCL runs NVLS across nodes only with CollNet (SHARP) support
   add("halving_doubling", Collective::AllReduce, "Rabenseifner recursive halving + doubling, any world size",
       any, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::halving_doubling_allreduce(s));
@@ -234,34 +242,41 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_reduce_scatter(s, rings_for(t, o), chunk_of(o, s));
       });
+  list.back().nccl = "Ring";
   add("pat", Collective::ReduceScatter,
       "NCCL's PAT: Bruck's exchange backwards, partials summed on the way (one GPU per node)",
       one_gpu_per_node, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::pat_reduce_scatter(s));
       });
+  list.back().nccl = "PAT";
   add("nvls", Collective::ReduceScatter, "NVLink SHARP: each GPU's block reduced inside the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(
             planners::nvls_reduce_scatter(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
+  list.back().nccl = "NVLS";
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return planners::ring_allgather(s, rings_for(t, o), chunk_of(o, s));
       });
+  list.back().nccl = "Ring";
   add("pat", Collective::AllGather, "NCCL's PAT: Bruck's log-step allgather (one GPU per node)",
       one_gpu_per_node, [](const CollectiveSpec& s, const Topology&, const PlanOptions&) {
         return explicit_plan(planners::pat_allgather(s));
       });
+  list.back().nccl = "PAT";
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(
             planners::nvls_allgather(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
+  list.back().nccl = "NVLS";
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(
             planners::chain_broadcast(s, rotated(rings_for(t, o, 1), s.root, false), chunk_of(o, s)));
       });
+  list.back().nccl = "Ring";  // NCCL's broadcast and reduce pipeline along its ring: a chain from the root
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(planners::tree_broadcast(s, channels_or(o, 1), chunk_of(o, s)));
@@ -271,6 +286,7 @@ std::vector<Algorithm> make_registry() {
         return explicit_plan(
             planners::chain_reduce(s, rotated(rings_for(t, o, 1), s.root, true), chunk_of(o, s)));
       });
+  list.back().nccl = "Ring";
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
@@ -298,10 +314,59 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// NCCL_ALGO values of the collective's algorithms, each once, in registry order ("CollNet" is NCCL's older
+// spelling of CollNetDirect and is accepted as well).
+std::vector<std::string> nccl_names(Collective collective) {
+  std::vector<std::string> names;
+  for (const Algorithm* a : algorithms_for(collective))
+    if (!a->nccl.empty() && std::find(names.begin(), names.end(), a->nccl) == names.end())
+      names.push_back(a->nccl);
+  return names;
+}
+
+[[noreturn]] void unknown_algorithm(Collective collective, std::string_view name) {
+  const std::vector<std::string> nccl = nccl_names(collective);
+  throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto, nccl{}{})",
+                                to_string(collective), name, algorithm_names(collective),
+                                nccl.empty() ? "" : "; NCCL_ALGO names: ", fmt::join(nccl, ", ")));
+}
+
+}  // namespace
+
 const Algorithm& require_algorithm(Collective collective, std::string_view name) {
   if (const Algorithm* a = find_algorithm(collective, name)) return *a;
-  throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto)", to_string(collective), name,
-                                algorithm_names(collective)));
+  unknown_algorithm(collective, name);
+}
+
+std::optional<std::vector<const Algorithm*>> selection_candidates(Collective collective,
+                                                                  std::string_view name) {
+  if (find_algorithm(collective, name)) return std::nullopt;
+  const std::vector<const Algorithm*> all = algorithms_for(collective);
+  if (name == "auto") return all;
+  std::string wanted = lowercase(name);
+  if (wanted == "collnet") wanted = "collnetdirect";
+  std::vector<const Algorithm*> chosen;
+  for (const Algorithm* a : all)
+    if (!a->nccl.empty() && (name == "nccl" || lowercase(a->nccl) == wanted)) chosen.push_back(a);
+  if (name != "nccl" && chosen.empty()) return std::nullopt;
+  return chosen;
+}
+
+bool is_selection(Collective collective, std::string_view name) {
+  return selection_candidates(collective, name).has_value();
+}
+
+void require_algorithm_or_selection(Collective collective, std::string_view name) {
+  if (!find_algorithm(collective, name) && !is_selection(collective, name))
+    unknown_algorithm(collective, name);
 }
 
 std::string algorithm_names(Collective collective) {

@@ -44,6 +44,9 @@ struct Algorithm {
   // programs of every rank; `auto` leaves out a plan above kAutoMaxExplicitOps (engine/plan/selection.hpp).
   std::function<std::uint64_t(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)>
       unplanned_ops;
+  // NCCL's name for the algorithm (its NCCL_ALGO value: Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT),
+  // empty for the ones NCCL does not run (hierarchical, leader, halving-doubling, tree broadcast).
+  std::string nccl;
   // The explicit form: compact(...) expanded on every rank.
   Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
     return to_explicit(compact(spec, t, o));
@@ -56,6 +59,17 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name);
 // find_algorithm, or ConfigError naming the valid ones.
 const Algorithm& require_algorithm(Collective collective, std::string_view name);
 std::string algorithm_names(Collective collective);  // "ring, tree, ..." for error messages
+
+// Names that select among algorithms rather than name one: "auto" (the cheapest of every algorithm of the
+// collective), "nccl" (the cheapest of NCCL's own, as its tuner picks among them), and NCCL_ALGO values in
+// any case (Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNet, PAT): the algorithms NCCL runs under that
+// name here (NVLS is nvls inside one node and nvls_sharp across nodes). A registry name is never a selection.
+// Returns the candidates, in registry order; nullopt when `name` is not a selection.
+std::optional<std::vector<const Algorithm*>> selection_candidates(Collective collective,
+                                                                  std::string_view name);
+bool is_selection(Collective collective, std::string_view name);
+// A registry name or a selection; otherwise ConfigError naming the valid ones.
+void require_algorithm_or_selection(Collective collective, std::string_view name);
 
 // The spec a topology implies: world size = its GPU count.
 CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,

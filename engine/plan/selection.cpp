@@ -62,8 +62,12 @@ std::vector<Candidate> Selector::table(const CollectiveSpec& spec, const topo::T
 }
 
 std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const topo::Topology& topology,
-                                            const PlanOptions& options) {
-  const std::vector<const Algorithm*> list = algorithms_for(spec.collective);
+                                            const PlanOptions& options, std::string_view selection) {
+  const std::optional<std::vector<const Algorithm*>> candidates =
+      selection_candidates(spec.collective, selection);
+  if (!candidates) require_algorithm(spec.collective, selection);  // a single algorithm, or unknown
+  CCLAB_ENFORCE(candidates, "auto_table given the algorithm '{}', not a selection", selection);
+  const std::vector<const Algorithm*>& list = *candidates;
   std::vector<std::optional<Candidate>> rows(list.size());
   // Candidates not costed yet, with their bounds (and plans, where the bound needed one).
   struct Pending {
@@ -137,24 +141,29 @@ std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const to
 
 const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topology& topology,
                                   std::string_view name, const PlanOptions& options) {
-  if (name != "auto") return candidate(require_algorithm(spec.collective, name), spec, topology, options);
+  if (const Algorithm* named = find_algorithm(spec.collective, name))
+    return candidate(*named, spec, topology, options);
   const Candidate* best = nullptr;
-  for (const Candidate& row : auto_table(spec, topology, options)) {
+  for (const Candidate& row : auto_table(spec, topology, options, name)) {
     if (!row.support.ok) continue;
     const Candidate& c = cache_.at(key_of(spec, topology, options, row.algorithm));
     if (!best || c.time_s < best->time_s) best = &c;
   }
   if (best) return *best;
-  const Key key = key_of(spec, topology, options, "auto");
+  const Key key = key_of(spec, topology, options, name);
   Candidate none;
-  none.algorithm = "auto";
-  none.support = Support::no(fmt::format("no {} algorithm applies", to_string(spec.collective)));
-  return cache_.insert_or_assign(key, std::move(none)).first->second;  // no algorithm is named "auto"
+  none.algorithm = std::string(name);
+  none.support =
+      Support::no(name == "auto" ? fmt::format("no {} algorithm applies", to_string(spec.collective))
+                                 : fmt::format("none of the {} algorithms that '{}' selects applies",
+                                               to_string(spec.collective), name));
+  // No algorithm is named like a selection (selection_candidates), so the key is free.
+  return cache_.insert_or_assign(key, std::move(none)).first->second;
 }
 
 PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                             const PlanOptions& options, const CostParams& cost) {
-  if (name == "auto") {
+  if (is_selection(spec.collective, name)) {
     Selector selector(cost);
     const Candidate& c = selector.choose(spec, topology, name, options);
     if (!c.support.ok) return PlannedCompact{std::nullopt, c.support.reason};

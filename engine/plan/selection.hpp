@@ -58,8 +58,9 @@ class Selector {
 
   explicit Selector(CostParams cost = {}, OnPlanned on_planned = {});
 
-  // The candidate `name`, or with "auto" the cheapest that applies (support.ok false, with the reason, when
-  // none does). Unknown names throw ConfigError listing the valid ones. The topology must outlive the
+  // The candidate `name`, or with a selection ("auto", "nccl", an NCCL_ALGO name: registry.hpp) the cheapest
+  // of its candidates that applies (support.ok false, with the reason, when none does). Unknown names throw
+  // ConfigError listing the valid ones. The topology must outlive the
   // selector: it is part of the cache key by address.
   const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                           const PlanOptions& options = {});
@@ -69,8 +70,9 @@ class Selector {
   // What choose(..., "auto") costs: the candidates in the order of their lower bounds
   // (engine/model/lower_bound.hpp), skipping those whose bound shows they cannot win; rows in registry
   // order, a skipped one with support.ok false, `pruned` set and its bound in the reason.
+  // `selection` narrows the rows to its candidates ("nccl": NCCL's algorithms only).
   std::vector<Candidate> auto_table(const CollectiveSpec& spec, const topo::Topology& topology,
-                                    const PlanOptions& options = {});
+                                    const PlanOptions& options = {}, std::string_view selection = "auto");
 
  private:
   using Key = std::tuple<const topo::Topology*, Collective, std::uint64_t, DType, ReduceOp, int, int,
@@ -87,7 +89,8 @@ class Selector {
 };
 
 // One-shot entry points (a Selector of their own; use one Selector across calls to share its plans).
-// Plans `name` ("auto" selects the cheapest). Unknown names throw ConfigError listing the valid ones.
+// Plans `name` (a selection picks the cheapest of its candidates). Unknown names throw ConfigError listing
+// the valid ones.
 PlannedCompact plan_compact(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                             const PlanOptions& options = {}, const CostParams& cost = {});
 // The same, expanded to the explicit form.

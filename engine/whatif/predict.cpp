@@ -55,7 +55,7 @@ class CollectiveTimes {
     const Candidate& c = selector_for(p.cost).choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
       throw ConfigError(
-          p.algorithm == "auto"
+          is_selection(bucket.collective, p.algorithm)
               ? fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective), p.gpus())
               : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm, to_string(bucket.collective),
                             p.gpus(), c.support.reason));

@@ -273,12 +273,17 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
         r.one_of(*s, {"allreduce", "zero"}) == "zero" ? GradientSync::ZeroSharded : GradientSync::AllReduce;
   // ZeRO runs a reduce-scatter and an allgather per bucket: the algorithm must plan both (checked here, with
   // the line, rather than when the sweep reaches the point).
-  if (algorithm && algorithm->text != "auto") {
+  if (algorithm) {
     const bool zero = p.sync == GradientSync::ZeroSharded;
-    std::vector<std::string> names{"auto"};
+    auto plans = [&](Collective c) {
+      return find_algorithm(c, algorithm->text) != nullptr || is_selection(c, algorithm->text);
+    };
+    const bool valid = zero ? plans(Collective::ReduceScatter) && plans(Collective::AllGather)
+                            : plans(Collective::AllReduce);
+    std::vector<std::string> names{"auto", "nccl"};
     for (const Algorithm* alg : algorithms_for(zero ? Collective::ReduceScatter : Collective::AllReduce))
       if (!zero || find_algorithm(Collective::AllGather, alg->name)) names.push_back(alg->name);
-    if (std::find(names.begin(), names.end(), algorithm->text) == names.end()) {
+    if (!valid) {
       if (zero)
         r.fail(algorithm->node, algorithm->field,
                fmt::format("'{}' cannot plan the reduce-scatter and allgather of sync: zero (valid: {})",

@@ -154,10 +154,11 @@ void Trainer::predict_buckets() {
   std::sort(errors.begin(), errors.end());
   // The goals of the fidelity issue: 10 % with a core per rank, 25 % where ranks share cores.
   const bool oversubscribed = world_.local_size() > world_.local_cores();
-  print0("# prediction error for buckets >= 1 MiB: median {:.1f}%, max {:.1f}% ({} buckets; goal: median <= "
-         "{}%{})\n",
-         100 * errors[errors.size() / 2], 100 * errors.back(), errors.size(), oversubscribed ? 25 : 10,
-         oversubscribed ? ", ranks outnumber cores" : "");
+  print0(
+      "# prediction error for buckets >= 1 MiB: median {:.1f}%, max {:.1f}% ({} buckets; goal: median <= "
+      "{}%{})\n",
+      100 * errors[errors.size() / 2], 100 * errors.back(), errors.size(), oversubscribed ? 25 : 10,
+      oversubscribed ? ", ranks outnumber cores" : "");
 }
 
 // Each bucket's schedule run on its own after a barrier, as nccl-tests times a collective: the slowest
