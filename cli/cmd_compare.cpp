@@ -1,10 +1,15 @@
 // `cclab compare LOG... --topology T`: nccl-tests measurements next to the model's predictions, per size.
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/model/protocol.hpp"
+#include "engine/plan/registry.hpp"
 #include "engine/whatif/compare.hpp"
 #include "topology/presets.hpp"
 
@@ -17,8 +22,41 @@ struct CompareArgs {
       collective;  // topology, chunk, channels, inter, reduce-bw; --collective only when the log is mute
   // NCCL ran the measurement: the cheapest of its own algorithms, unless the user names the one it used.
   std::string algorithm = "nccl";
-  bool collective_given = false;
+  bool collective_given = false, algorithm_given = false, protocol_given = false;
 };
+
+// The algorithm and protocol to cost a log with: what the user gave, else what the log says NCCL was forced
+// to (NCCL_ALGO / NCCL_PROTO in its INFO lines, one value each), else nccl and auto. `note` says which.
+struct LogChoice {
+  std::string algorithm;
+  CostParams cost;
+  std::string note;
+};
+LogChoice choice_for(const CompareArgs& args, const NcclTestsLog& log, std::optional<Collective> collective) {
+  LogChoice c{args.algorithm, args.collective.cost_params(), {}};
+  if (!collective) collective = log.collective;
+  if (!args.algorithm_given && !log.nccl_algo.empty() && collective) {
+    if (is_selection(*collective, log.nccl_algo)) {
+      c.algorithm = log.nccl_algo;
+      c.note += fmt::format(", NCCL_ALGO={} from the log", log.nccl_algo);
+    } else {
+      c.note += fmt::format(", the log's NCCL_ALGO={} is not one of NCCL's {} algorithms here: {}",
+                            log.nccl_algo, to_string(*collective), c.algorithm);
+    }
+  }
+  if (!args.protocol_given && !log.nccl_proto.empty()) {
+    std::string lower = log.nccl_proto;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
+    if (const auto protocol = parse_protocol(lower); protocol && *protocol != Protocol::Raw) {
+      c.cost.protocol = *protocol;
+      c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);
+    } else {
+      c.note += fmt::format(", the log's NCCL_PROTO={} is not one protocol: auto", log.nccl_proto);
+    }
+  }
+  return c;
+}
 
 std::string percent(std::optional<double> e) {
   return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-");
@@ -36,11 +74,12 @@ void run_compare(const CompareArgs& args) {
   }
   for (const std::string& path : args.logs) {
     const NcclTestsLog log = read_nccl_tests_log(path);
-    const Comparison c = compare_with_model(log, *topology, collective, args.algorithm,
-                                            args.collective.plan_options(), args.collective.cost_params());
-    fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {})\n", path, to_string(c.collective),
+    const LogChoice choice = choice_for(args, log, collective);
+    const Comparison c = compare_with_model(log, *topology, collective, choice.algorithm,
+                                            args.collective.plan_options(), choice.cost);
+    fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),
                c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
-               args.algorithm);
+               choice.algorithm, choice.note);
     fmt::print("{:>12} {:>14} {:>14} {:>8} {:>12} {:>12}  {}\n", "size(B)", "measured(us)", "predicted(us)",
                "error", "busbw(GB/s)", "predicted", "algorithm");
     for (const ComparedRow& r : c.rows) {
@@ -70,6 +109,8 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([args, cmd] {
     args->collective_given = cmd->count("--collective") > 0;
+    args->algorithm_given = cmd->count("--algo") > 0;
+    args->protocol_given = cmd->count("--protocol") > 0;
     run_compare(*args);
   });
 }

@@ -36,6 +36,23 @@ TEST(NcclTestsLog, CurrentTextFormat) {
   EXPECT_DOUBLE_EQ(log.rows[3].time_us, 1012.3);
   EXPECT_DOUBLE_EQ(log.rows[3].busbw_GBps, 232.03);
   EXPECT_DOUBLE_EQ(*log.rows[3].in_place_time_us, 1009.8);
+  EXPECT_EQ(log.nccl_algo, "Ring");  // NCCL's INFO line: what the run forced
+  EXPECT_EQ(log.nccl_proto, "");     // not forced
+}
+
+TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
+  const NcclTestsLog log = parse_nccl_tests_text(
+      "# Collective test starting: reduce_scatter_perf\n"
+      "host:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
+      "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^NVLS,Tree\n"
+      "host:2:2 [1] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "1024 256 float sum -1 10.0 0.1 0.1 0 10.0 0.1 0.1 0\n",
+      "inline");
+  EXPECT_EQ(log.collective, Collective::ReduceScatter);
+  EXPECT_EQ(log.nccl_proto, "LL128");
+  EXPECT_EQ(log.nccl_algo, "^NVLS,Tree");  // as given, the first rank's; compare takes single names only
+  ASSERT_EQ(log.rows.size(), 1u);
 }
 
 TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {

@@ -106,6 +106,16 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     ++line_no;
     const auto w = words(line);
     if (w.empty()) continue;
+    // NCCL's own INFO line for a variable the run set ("... NCCL INFO NCCL_ALGO set by environment to Ring");
+    // every rank prints it, the first is kept.
+    for (auto [name, into] :
+         {std::pair{"NCCL_ALGO", &log.nccl_algo}, std::pair{"NCCL_PROTO", &log.nccl_proto}}) {
+      const std::string marker = fmt::format("{} set by environment to ", name);
+      if (const auto at = line.find(marker); at != std::string::npos && into->empty()) {
+        const auto value = words(std::string_view(line).substr(at + marker.size()));
+        if (!value.empty()) *into = std::string(value[0]);
+      }
+    }
     if (w[0].starts_with("#")) {
       std::vector<std::string_view> rest(w.begin(), w.end());
       if (rest[0] == "#") {

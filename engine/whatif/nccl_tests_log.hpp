@@ -2,9 +2,10 @@
 // with `-J`. Text: any version since 2019 (a `root` column or none, `error` or `#wrong`, per-iteration,
 // bitwise and timestamp columns after the in-place ones): columns are found by the header line's names, the
 // collective by "# Collective test starting: X_perf" (older logs do not say it: give it), the ranks by the
-// "#  Rank N Group ..." device lines. JSON (nccl-tests 2.17 and later): "args"[0] names the program,
-// "devices" the ranks, "results" the rows with out_of_place/in_place {time, alg_bw, bus_bw, nwrong}.
-// Times are microseconds, bandwidths GB/s (1e9 B/s), as nccl-tests prints them.
+// "#  Rank N Group ..." device lines, NCCL_ALGO and NCCL_PROTO from NCCL's INFO lines when it logged them.
+// JSON (nccl-tests 2.17 and later): "args"[0] names the program, "devices" the ranks, "results" the rows with
+// out_of_place/in_place {time, alg_bw, bus_bw, nwrong}. Times are microseconds, bandwidths GB/s (1e9 B/s), as
+// nccl-tests prints them.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,9 @@ struct NcclTestsLog {
   std::optional<Collective> collective;  // from the log, when it says
   std::string program;                   // "all_reduce_perf", when it says
   int ranks = 0;                         // device lines; 0 when the log has none
+  // What the run forced, when NCCL_DEBUG=INFO printed it ("NCCL INFO NCCL_ALGO set by environment to Ring"):
+  // the values as given (a name, a list, or ^excluded names); empty when the log does not say.
+  std::string nccl_algo, nccl_proto;
   std::vector<NcclTestsRow> rows;
 };
 
