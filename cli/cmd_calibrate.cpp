@@ -16,6 +16,7 @@
 #include "cli/transports.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/whatif/compare.hpp"
 #include "engine/whatif/log_calibration.hpp"
 #include "real/calibration.hpp"
 #include "real/mpi/point_to_point.hpp"
@@ -42,6 +43,7 @@ struct CalibrateArgs {
   std::string transport = "mpi";
   double timeout_s = 60;
   std::string load = "isolated";  // or "all": every rank at once (real::Load)
+  bool algorithm_given = false, protocol_given = false;
 };
 
 int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
@@ -118,13 +120,28 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
   if (!protocol) {
     throw ConfigError(fmt::format("--protocol '{}' is unknown (valid: {})", args.protocol, kProtocolNames));
   }
-  cost.protocol = *protocol;
-  const LogFit fit = fit_link_model(logs, *topology, collective, args.algorithm, PlanOptions{}, cost);
+  // What the logs forced NCCL to (as `cclab compare` reads them), unless given: the same for every log.
+  std::optional<LogChoice> choice;
+  for (const NcclTestsLog& log : logs) {
+    LogChoice c =
+        choice_for_log(log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
+                       args.protocol_given ? protocol : std::nullopt, args.algorithm, *protocol);
+    if (choice && (c.algorithm != choice->algorithm || c.protocol != choice->protocol)) {
+      throw ConfigError(fmt::format(
+          "{}: the logs were run with different algorithms or protocols ({} {} here, {} {} before); "
+          "calibrate on logs of one, or give --algo and --protocol",
+          log.source, c.algorithm, to_string(c.protocol), choice->algorithm, to_string(choice->protocol)));
+    }
+    choice = std::move(c);
+  }
+  cost.protocol = choice->protocol;
+  const LogFit fit = fit_link_model(logs, *topology, collective, choice->algorithm, PlanOptions{}, cost);
   const std::string header = fmt::format(
-      "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}: the {} "
+      "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}{}: the "
+      "{} "
       "link model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); "
       "median |error| {:.1f}% before, {:.1f}% after.\n",
-      fit.rows, logs.size(), args.algorithm, topo::to_string(fit.kind), fit.after.efficiency,
+      fit.rows, logs.size(), choice->algorithm, choice->note, topo::to_string(fit.kind), fit.after.efficiency,
       fit.before.efficiency, format_time(fit.after.overhead_s), format_time(fit.before.overhead_s),
       100 * fit.median_error_before, 100 * fit.median_error_after);
   std::ofstream out(args.out);
@@ -165,11 +182,15 @@ void add_calibrate_command(CLI::App& app) {
          "--protocol", args->protocol,
          "with --from-nccl-tests: the protocol the model prices messages with, as in `cclab compare`")
       ->capture_default_str();
-  cmd->add_option("--algo", args->algorithm, "with --from-nccl-tests: the algorithm the logs measured")
+  cmd->add_option("--algo", args->algorithm,
+                  "with --from-nccl-tests: the algorithm the logs measured (default: the logs' NCCL_ALGO "
+                  "where NCCL logged it, else ring)")
       ->capture_default_str();
   cmd->add_option("--collective", args->collective,
                   "with --from-nccl-tests: the collective, for logs that do not name it");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
+    args->algorithm_given = cmd->count("--algo") > 0;
+    args->protocol_given = cmd->count("--protocol") > 0;
     if (!args->logs.empty()) {
       run_calibrate_from_logs(*args);
       return;

@@ -1,15 +1,10 @@
 // `cclab compare LOG... --topology T`: nccl-tests measurements next to the model's predictions, per size.
-#include <algorithm>
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/model/protocol.hpp"
-#include "engine/plan/registry.hpp"
 #include "engine/whatif/compare.hpp"
 #include "topology/presets.hpp"
 
@@ -24,39 +19,6 @@ struct CompareArgs {
   std::string algorithm = "nccl";
   bool collective_given = false, algorithm_given = false, protocol_given = false;
 };
-
-// The algorithm and protocol to cost a log with: what the user gave, else what the log says NCCL was forced
-// to (NCCL_ALGO / NCCL_PROTO in its INFO lines, one value each), else nccl and auto. `note` says which.
-struct LogChoice {
-  std::string algorithm;
-  CostParams cost;
-  std::string note;
-};
-LogChoice choice_for(const CompareArgs& args, const NcclTestsLog& log, std::optional<Collective> collective) {
-  LogChoice c{args.algorithm, args.collective.cost_params(), {}};
-  if (!collective) collective = log.collective;
-  if (!args.algorithm_given && !log.nccl_algo.empty() && collective) {
-    if (is_selection(*collective, log.nccl_algo)) {
-      c.algorithm = log.nccl_algo;
-      c.note += fmt::format(", NCCL_ALGO={} from the log", log.nccl_algo);
-    } else {
-      c.note += fmt::format(", the log's NCCL_ALGO={} is not one of NCCL's {} algorithms here: {}",
-                            log.nccl_algo, to_string(*collective), c.algorithm);
-    }
-  }
-  if (!args.protocol_given && !log.nccl_proto.empty()) {
-    std::string lower = log.nccl_proto;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
-    if (const auto protocol = parse_protocol(lower); protocol && *protocol != Protocol::Raw) {
-      c.cost.protocol = *protocol;
-      c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);
-    } else {
-      c.note += fmt::format(", the log's NCCL_PROTO={} is not one protocol: auto", log.nccl_proto);
-    }
-  }
-  return c;
-}
 
 std::string percent(std::optional<double> e) {
   return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-");
@@ -74,9 +36,13 @@ void run_compare(const CompareArgs& args) {
   }
   for (const std::string& path : args.logs) {
     const NcclTestsLog log = read_nccl_tests_log(path);
-    const LogChoice choice = choice_for(args, log, collective);
+    CostParams cost = args.collective.cost_params();
+    const LogChoice choice = choice_for_log(
+        log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
+        args.protocol_given ? std::optional(cost.protocol) : std::nullopt, args.algorithm, cost.protocol);
+    cost.protocol = choice.protocol;
     const Comparison c = compare_with_model(log, *topology, collective, choice.algorithm,
-                                            args.collective.plan_options(), choice.cost);
+                                            args.collective.plan_options(), cost);
     fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),
                c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
                choice.algorithm, choice.note);

@@ -53,6 +53,24 @@ TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
   EXPECT_EQ(log.nccl_proto, "LL128");
   EXPECT_EQ(log.nccl_algo, "^NVLS,Tree");  // as given, the first rank's; compare takes single names only
   ASSERT_EQ(log.rows.size(), 1u);
+
+  // What compare and calibrate cost the log with: a list is not one algorithm (the fallback, said why); the
+  // forced protocol is taken; what the user gives wins.
+  LogChoice c = choice_for_log(log, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.algorithm, "nccl");
+  EXPECT_EQ(c.protocol, Protocol::LL128);
+  EXPECT_NE(c.note.find("NCCL_ALGO=^NVLS,Tree is not one of NCCL's reduce_scatter algorithms"),
+            std::string::npos)
+      << c.note;
+  EXPECT_NE(c.note.find("NCCL_PROTO=LL128 from the log"), std::string::npos) << c.note;
+  NcclTestsLog pat = log;
+  pat.nccl_algo = "pat";
+  c = choice_for_log(pat, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.algorithm, "PAT");  // NCCL's name, any case
+  c = choice_for_log(pat, std::nullopt, std::string("ring"), Protocol::Simple, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.algorithm, "ring");
+  EXPECT_EQ(c.protocol, Protocol::Simple);
+  EXPECT_EQ(c.note, "");
 }
 
 TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {

@@ -1,6 +1,7 @@
 #include "engine/whatif/compare.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -9,6 +10,45 @@
 #include "engine/plan/selection.hpp"
 
 namespace cclab {
+
+namespace {
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return text;
+}
+}  // namespace
+
+LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
+                         std::optional<std::string> algorithm, std::optional<Protocol> protocol,
+                         const std::string& fallback_algorithm, Protocol fallback_protocol) {
+  LogChoice c{algorithm.value_or(fallback_algorithm), protocol.value_or(fallback_protocol), {}};
+  if (!collective) collective = log.collective;
+  if (!algorithm && !log.nccl_algo.empty() && collective) {
+    // The value is NCCL's name in any case ("nvls" across nodes is NCCL's NVLS there: nvls_sharp); spelled as
+    // the registry spells NCCL's names, it selects what NCCL runs under it.
+    std::string forced = log.nccl_algo;
+    for (const Algorithm* a : algorithms_for(*collective))
+      if (!a->nccl.empty() && lowercase(a->nccl) == lowercase(forced)) forced = a->nccl;
+    if (is_selection(*collective, forced)) {
+      c.algorithm = forced;
+      c.note += fmt::format(", NCCL_ALGO={} from the log", log.nccl_algo);
+    } else {
+      c.note += fmt::format(", the log's NCCL_ALGO={} is not one of NCCL's {} algorithms here: {}",
+                            log.nccl_algo, to_string(*collective), c.algorithm);
+    }
+  }
+  if (!protocol && !log.nccl_proto.empty()) {
+    if (const auto forced = parse_protocol(lowercase(log.nccl_proto));
+        forced && *forced != Protocol::Raw && *forced != Protocol::Auto) {
+      c.protocol = *forced;
+      c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);
+    } else {
+      c.note += fmt::format(", the log's NCCL_PROTO={} is not one protocol: {}", log.nccl_proto,
+                            to_string(c.protocol));
+    }
+  }
+  return c;
+}
 
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
                               std::optional<Collective> collective, const std::string& algorithm,

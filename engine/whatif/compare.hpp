@@ -33,6 +33,19 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
                               std::optional<Collective> collective, const std::string& algorithm,
                               const PlanOptions& options, const CostParams& cost);
 
+// The algorithm and protocol to cost a log with: the ones given, else what the log says NCCL was forced to
+// (NCCL_ALGO / NCCL_PROTO from its INFO lines, where each is one value: a selection for the collective, a
+// concrete protocol), else the fallbacks. `note` says where a value came from (", NCCL_ALGO=Ring from the
+// log"), or why the log's was not taken; empty when nothing came from the log.
+struct LogChoice {
+  std::string algorithm;
+  Protocol protocol = Protocol::Auto;
+  std::string note;
+};
+LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
+                         std::optional<std::string> algorithm, std::optional<Protocol> protocol,
+                         const std::string& fallback_algorithm, Protocol fallback_protocol);
+
 // Median of |error| over the rows whose size is in [min_bytes, max_bytes]; nullopt when none is.
 std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes, std::uint64_t max_bytes);
 
