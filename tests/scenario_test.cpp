@@ -238,6 +238,8 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of(kBase, {"communication.algorithm=fastest"}).substr(0, 40),
             "s.yaml: --set communication.algorithm: '");
   EXPECT_NE(error_of(kBase, {"nodes"}).find("expected FIELD=VALUE"), std::string::npos);
+  EXPECT_NE(error_of(kBase, {"compute.jitter=0.9"}).find("compute.jitter"), std::string::npos);
+  EXPECT_EQ(error_of(kBase, {"compute.jitter=[0, 0.02]"}), "no error");
   // Selections: NCCL's algorithms only, or one NCCL_ALGO name (any case); under ZeRO both collectives need
   // it.
   EXPECT_EQ(error_of(kBase, {"communication.algorithm=[nccl, Ring, nvlstree]"}), "no error");

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numbers>
 
 #include "common/error.hpp"
 #include "engine/whatif/fusion.hpp"
@@ -105,6 +106,40 @@ TEST(StepModel, InputFloorAndBucketOverhead) {
   const StepPrediction floor = predict_step(w, c, FusionPolicy{}, 8, free_timer);
   EXPECT_DOUBLE_EQ(floor.step_s, 0.2);
   EXPECT_DOUBLE_EQ(floor.efficiency, 1.0);
+}
+
+// E[max of n standard normals] has closed forms for small n (1/sqrt(pi) for 2, 3/(2 sqrt(pi)) for 3,
+// 3/(2 sqrt(pi))·(1 + 2/pi·asin(1/3)) for 4, 5/(4 sqrt(pi))·(1 + 6/pi·asin(1/3)) for 5; Bose and Gupta,
+// 1959) and tables beyond (David and Nagaraja, Order Statistics: 1.42360 for 8); a step with jitter waits for
+// the slowest GPU, one GPU never waits.
+TEST(StepModel, JitterPacesTheStepAtTheExpectedSlowestGpu) {
+  const double sqrt_pi = std::sqrt(std::numbers::pi);
+  EXPECT_EQ(expected_max_of_normals(1), 0.0);
+  EXPECT_NEAR(expected_max_of_normals(2), 1 / sqrt_pi, 1e-9);
+  EXPECT_NEAR(expected_max_of_normals(3), 3 / (2 * sqrt_pi), 1e-9);
+  const double asin_third = std::asin(1.0 / 3);
+  EXPECT_NEAR(expected_max_of_normals(4), 3 / (2 * sqrt_pi) * (1 + 2 / std::numbers::pi * asin_third), 1e-9);
+  EXPECT_NEAR(expected_max_of_normals(5), 5 / (4 * sqrt_pi) * (1 + 6 / std::numbers::pi * asin_third), 1e-9);
+  EXPECT_NEAR(expected_max_of_normals(8), 1.42360, 1e-5);
+  EXPECT_GT(expected_max_of_normals(1024), expected_max_of_normals(64));
+  EXPECT_LT(expected_max_of_normals(1024), std::sqrt(2 * std::log(1024.0)));  // the classical bound
+  EXPECT_THROW(expected_max_of_normals(0), ConfigError);
+
+  const Workload w = make_workload("resnet50");
+  auto free_timer = [](const CollectiveSpec&, std::string& used) {
+    used = "none";
+    return 0.0;
+  };
+  ComputeProfile c{0.03, 0.06, 0.0, 256};
+  c.jitter = 0.02;
+  const StepPrediction one = predict_step(w, c, FusionPolicy{}, 1, free_timer);
+  EXPECT_DOUBLE_EQ(one.step_s, 0.09);  // nobody to wait for
+  const StepPrediction eight = predict_step(w, c, FusionPolicy{}, 8, free_timer);
+  EXPECT_NEAR(eight.step_s, 0.09 * (1 + 0.02 * expected_max_of_normals(8)), 1e-12);
+  EXPECT_NEAR(eight.efficiency, 1 / (1 + 0.02 * expected_max_of_normals(8)), 1e-12);
+  EXPECT_LT(predict_step(w, c, FusionPolicy{}, 1024, free_timer).efficiency, eight.efficiency);
+  c.jitter = 1.5;
+  EXPECT_THROW(predict_step(w, c, FusionPolicy{}, 8, free_timer), ConfigError);
 }
 
 TEST(Workload, TensorsInRegistrationOrder) {

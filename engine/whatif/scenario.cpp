@@ -213,7 +213,7 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
   if (!c) r.fail(root, "compute", "missing required section (gpu: NAME, or forward/backward/batch times)");
   r.expect_map(c, "compute",
                {"gpu", "forward", "backward", "optimizer", "batch", "overlap_slowdown", "flops_per_byte",
-                "bucket_overhead", "input_floor"});
+                "bucket_overhead", "input_floor", "jitter"});
   if (auto gpu = r.leaf(c, "gpu", "compute")) {
     if (c["forward"] || c["backward"] || c["batch"])
       r.fail(c, "compute", "give either gpu (the defaults table) or forward/backward/batch, not both");
@@ -243,6 +243,8 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
     p.compute.bucket_overhead_s = r.with_units(*overhead, parse_time_s);
   if (auto floor = r.leaf(c, "input_floor", "compute"))
     p.compute.input_floor_s = r.with_units(*floor, parse_time_s);
+  // A GPU's step-to-step variation (coefficient of variation, 0.02: 2 %); the step waits for the slowest.
+  if (auto jitter = r.leaf(c, "jitter", "compute")) p.compute.jitter = r.number(*jitter, 0, 0.5);
 }
 
 void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {

@@ -54,7 +54,18 @@ struct ComputeProfile {
   // The input pipeline's floor: a step takes at least this long (data loading and augmentation that the
   // GPUs wait for). 0: none.
   double input_floor_s = 0;
+  // Run-to-run variation of one GPU's compute in a step: the coefficient of variation of its forward +
+  // backward + optimizer time, independent across GPUs and steps (clocks, thermals, host jitter). Every
+  // step waits for the slowest of the P GPUs, whose expected time is (1 + jitter·E[max of P standard
+  // normals]) of the mean (expected_max_of_normals). 0: every GPU takes the mean, the default (no published
+  // figure we trust; measure yours: the spread of one GPU's step times).
+  double jitter = 0;
 };
+
+// E[max of n independent standard normal variables]: 0 for n = 1, 1/sqrt(pi) for 2, 1.42 for 8, 2.41 for 64,
+// 3.24 for 1,024 (numerical integration of x·n·phi(x)·Phi(x)^(n-1)). What a synchronous step loses to jitter
+// grows with it: slowly, about sqrt(2 ln n).
+double expected_max_of_normals(int n);
 
 // Machine balance (peak dense f16 tensor FLOP/s over HBM bytes/s) of a GPU architecture, from NVIDIA's
 // datasheets: V100 SXM2 125 TFLOP/s / 900 GB/s; A100 SXM 80 GB 312 TFLOP/s / 2,039 GB/s; H100 SXM 989
@@ -117,6 +128,8 @@ std::vector<Bucket> make_buckets(const Workload& workload, const ComputeProfile&
                                  const FusionPolicy& fusion, DType dtype);
 // `straggler_factor` > 1: the slowest GPU's compute is that much slower; it sets the step's pace (every
 // bucket waits for its gradients), while the one-GPU reference of speedup and efficiency stays healthy.
+// compute.jitter slows the pace further by the expected slowest of world_size GPUs (the straggler taken as
+// the one that draws it: an upper bound with stragglers, exact without).
 // compute.overlap_slowdown < 0 (unresolved) counts as none.
 StepPrediction predict_step(const Workload& workload, const ComputeProfile& compute,
                             const FusionPolicy& fusion, int world_size, const CollectiveTimer& timer,
