@@ -6,7 +6,8 @@
 #                    NCCL's maintainers state or users measured with nccl-tests;
 #   training rows:   ResNet-50 v1.5 data-parallel scaling on one DGX A100 and one DGX-1V (8 GPUs vs 1),
 #                    `cclab predict` with the measured one-GPU step as its compute time (batch / throughput,
-#                    backward twice forward), against NVIDIA DeepLearningExamples' published throughputs;
+#                    backward twice forward) and NCCL's own algorithms (`nccl`: the runs used NCCL), against
+#                    NVIDIA DeepLearningExamples' published throughputs;
 #   Horovod rows:    Inception V3 on 128 Pascal GPUs over 25 GbE, TCP against RDMA (the Horovod paper), with
 #                    cclab's P100 defaults (TensorFlow's published one-GPU throughput).
 #
@@ -26,9 +27,9 @@ printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
 busbw() { "$cclab" plan --topology "$1" --algo "$2" --size 8GiB | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
 h100_ring=$(busbw dgx_h100:1 ring)
 printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 "$h100_ring" "$(err "$h100_ring" 370)"
-h100_auto=$(busbw dgx_h100:1 auto)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: auto)" 480 "$h100_auto" \
-  "$(err "$h100_auto" 480)"
+h100_nccl=$(busbw dgx_h100:1 nccl)
+printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 "$h100_nccl" \
+  "$(err "$h100_nccl" 480)"
 # Users' nccl-tests reports: 8 x A100-SXM4-80GB on NVSwitch (HPE Apollo 6500), all_reduce_perf up to 1 GiB,
 # "a busbw of ~200 GB/s" (github.com/NVIDIA/nccl-tests/issues/149, NCCL 2.17/2.18); 3 servers of 8 x A100-SXM4-40GB
 # with 4 x HDR 200 Gb/s each, all_reduce_perf up to 128 MiB on 24 ranks, "peak performance reaches about 96GB/s"
@@ -52,7 +53,7 @@ name: accuracy
 topology: {preset: $preset, nodes: 1}
 workload: resnet50
 compute: {forward: $(awk -v s="$step_ms" 'BEGIN { printf "%.4f", s / 3 }')ms, backward: $(awk -v s="$step_ms" 'BEGIN { printf "%.4f", 2 * s / 3 }')ms, batch: $batch}
-communication: {algorithm: auto}
+communication: {algorithm: nccl}
 EOF
   local predicted published
   predicted=$("$cclab" predict "$work/s.yaml" --format csv 2>/dev/null | awk -F, 'NR == 2 { printf "%.1f", 100 * $9 }')
