@@ -1,4 +1,4 @@
-// `cclab algorithms`: the registry.
+// `cclab algorithms`: the registry, with the NCCL_ALGO name of each algorithm NCCL runs.
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -9,9 +9,14 @@ namespace cclab::cli {
 void add_algorithms_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("algorithms", "List the planners by collective");
   cmd->callback([] {
-    fmt::print("{:<16} {:<18} {}\n", "collective", "algorithm", "description");
+    fmt::print("{:<16} {:<18} {:<14} {}\n", "collective", "algorithm", "NCCL_ALGO", "description");
     for (const Algorithm& a : algorithms())
-      fmt::print("{:<16} {:<18} {}\n", to_string(a.collective), a.name, a.description);
+      fmt::print("{:<16} {:<18} {:<14} {}\n", to_string(a.collective), a.name, a.nccl.empty() ? "-" : a.nccl,
+                 a.description);
+    fmt::print(
+        "\n--algo takes a name above, auto (the cheapest of all), nccl (the cheapest of NCCL's), or a "
+        "NCCL_ALGO "
+        "value (any case).\n");
   });
 }
 

@@ -168,6 +168,7 @@ check compare-mute 1 "give --collective" -- "$cclab" compare "$src/tests/data/nc
 check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1 --collective allgather
 # NCCL's own algorithms: "nccl" leaves out cclab's (halving-doubling wins auto at 8 B on one A100 node);
 # NCCL_ALGO names select what NCCL runs under them.
+check algorithms-nccl-names 0 "nvls_tree +NVLSTree" -- "$cclab" algorithms
 check plan-nccl 0 "^plan: (ring|tree) allreduce" -- "$cclab" plan --topology dgx_a100:1 --size 8 --algo nccl
 check plan-nccl-alias 0 "^plan: nvls_tree allreduce" -- "$cclab" plan --topology dgx_h100:2 --size 1GiB --algo NVLSTree
 check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl

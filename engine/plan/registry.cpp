@@ -364,11 +364,6 @@ bool is_selection(Collective collective, std::string_view name) {
   return selection_candidates(collective, name).has_value();
 }
 
-void require_algorithm_or_selection(Collective collective, std::string_view name) {
-  if (!find_algorithm(collective, name) && !is_selection(collective, name))
-    unknown_algorithm(collective, name);
-}
-
 std::string algorithm_names(Collective collective) {
   std::vector<std::string> names;
   for (const Algorithm* a : algorithms_for(collective))

@@ -68,8 +68,6 @@ std::string algorithm_names(Collective collective);  // "ring, tree, ..." for er
 std::optional<std::vector<const Algorithm*>> selection_candidates(Collective collective,
                                                                   std::string_view name);
 bool is_selection(Collective collective, std::string_view name);
-// A registry name or a selection; otherwise ConfigError naming the valid ones.
-void require_algorithm_or_selection(Collective collective, std::string_view name);
 
 // The spec a topology implies: world size = its GPU count.
 CollectiveSpec spec_for(const topo::Topology& topology, Collective collective, std::uint64_t count,

@@ -9,7 +9,10 @@ Trainer::Trainer(const TrainOptions& o, MpiWorld& world, Transport& transport, c
   if (o.batch < 1) throw ConfigError("--batch must be at least 1");
   if (o.fusion != "ddp" && o.fusion != "horovod")
     throw ConfigError(fmt::format("--fusion '{}' (valid: ddp, horovod)", o.fusion));
-  require_algorithm_or_selection(Collective::AllReduce, o.algo);
+  if (!find_algorithm(Collective::AllReduce, o.algo) && !is_selection(Collective::AllReduce, o.algo)) {
+    throw ConfigError(fmt::format("--algo '{}' (valid: {}, auto, nccl, or an NCCL_ALGO name)", o.algo,
+                                  algorithm_names(Collective::AllReduce)));
+  }
   if (transport.on_device()) {
     if (!torch::cuda::is_available()) {
       throw ConfigError(
