@@ -122,6 +122,7 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
   }
   // What the logs forced NCCL to (as `cclab compare` reads them), unless given: the same for every log.
   std::optional<LogChoice> choice;
+  std::vector<std::map<std::uint64_t, RowChoice>> by_size;
   for (const NcclTestsLog& log : logs) {
     LogChoice c =
         choice_for_log(log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
@@ -132,10 +133,12 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
           "calibrate on logs of one, or give --algo and --protocol",
           log.source, c.algorithm, to_string(c.protocol), choice->algorithm, to_string(choice->protocol)));
     }
+    by_size.push_back(c.by_size);
     choice = std::move(c);
   }
   cost.protocol = choice->protocol;
-  const LogFit fit = fit_link_model(logs, *topology, collective, choice->algorithm, PlanOptions{}, cost);
+  const LogFit fit =
+      fit_link_model(logs, *topology, collective, choice->algorithm, PlanOptions{}, cost, by_size);
   const std::string header = fmt::format(
       "# Written by `cclab calibrate --from-nccl-tests` from {} rows of {} log(s) with algorithm {}{}: the "
       "{} "

@@ -42,7 +42,7 @@ void run_compare(const CompareArgs& args) {
         args.protocol_given ? std::optional(cost.protocol) : std::nullopt, args.algorithm, cost.protocol);
     cost.protocol = choice.protocol;
     const Comparison c = compare_with_model(log, *topology, collective, choice.algorithm,
-                                            args.collective.plan_options(), cost);
+                                            args.collective.plan_options(), cost, choice.by_size);
     fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),
                c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
                choice.algorithm, choice.note);

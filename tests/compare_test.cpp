@@ -230,6 +230,71 @@ TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
   }
 }
 
+// NCCL's tuner lines (NCCL_DEBUG_SUBSYS=TUNING), in both formats, choose each size's algorithm and protocol:
+// a log whose sizes ran different algorithms under forced protocols, written from the model's own times for
+// them, compares at rounding error only when each row is costed with its own; an algorithm cclab does not
+// plan (CollNetChain) leaves its size to the fallback, and the user's --algo wins.
+TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  struct Size {
+    std::uint64_t bytes;
+    const char* line;  // what NCCL printed for it
+    const char* algorithm;
+    Protocol protocol;
+  };
+  const std::vector<Size> sizes = {
+      {4096, "[0] NCCL INFO AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}", "tree",
+       Protocol::LL},
+      {1 << 20, "[0] NCCL INFO 1048576 Bytes -> Algo 1 proto 1 time 31.500000", "ring", Protocol::LL128},
+      {64 << 20,
+       "[0] NCCL INFO AllReduce: 67108864 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..15}",
+       "nvls_tree", Protocol::Simple},
+      {256 << 20, "[0] NCCL INFO AllReduce: 268435456 Bytes -> Algo COLLNET_CHAIN proto SIMPLE", "", {}},
+  };
+  std::string text = "# Collective test starting: all_reduce_perf\n";
+  for (const Size& s : sizes)
+    text += std::string("host:1:1 ") + s.line + "\n";
+  text += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  for (const Size& s : sizes) {
+    CostParams cost;
+    cost.protocol = *s.algorithm ? s.protocol : Protocol::Auto;
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, s.bytes / 4, DType::F32);
+    const double us = Selector(cost).choose(spec, t, *s.algorithm ? s.algorithm : "nccl").time_s * 1e6;
+    text += fmt::format("{} {} float sum -1 {:.3f} 0 0 0 {:.3f} 0 0 0\n", s.bytes, s.bytes / 4, us, us);
+  }
+  const NcclTestsLog log = parse_nccl_tests_text(text, "tuned");
+  ASSERT_EQ(log.tuned.size(), 4u);
+  EXPECT_EQ(log.tuned.at(4096).algorithm, "Tree");
+  EXPECT_EQ(log.tuned.at(1 << 20).algorithm, "Ring");  // index 1
+  EXPECT_EQ(log.tuned.at(1 << 20).protocol, "LL128");
+  EXPECT_EQ(log.tuned.at(64 << 20).algorithm, "NVLSTree");
+  EXPECT_EQ(log.tuned.at(256 << 20).algorithm, "CollNetChain");
+
+  const LogChoice choice =
+      choice_for_log(log, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(choice.by_size.size(), 3u);
+  EXPECT_NE(choice.note.find("1 sizes with algorithms cclab does not plan"), std::string::npos)
+      << choice.note;
+  CostParams auto_protocol;
+  auto_protocol.protocol = Protocol::Auto;  // as `cclab compare` prices by default
+  const Comparison c =
+      compare_with_model(log, t, std::nullopt, choice.algorithm, {}, auto_protocol, choice.by_size);
+  ASSERT_EQ(c.rows.size(), 4u);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (*sizes[i].algorithm) EXPECT_EQ(c.rows[i].algorithm, sizes[i].algorithm);
+    EXPECT_LT(std::abs(c.rows[i].error), 1e-4) << sizes[i].bytes;
+  }
+  // Without the per-size choice the forced protocols are lost: the small sizes differ.
+  const Comparison plain = compare_with_model(log, t, std::nullopt, "nccl", {}, auto_protocol);
+  EXPECT_GT(*median_abs_error(plain, 0, 2 << 20), 0.01);
+  // The user's --algo wins over the tuner's algorithm (its protocol stays the tuner's).
+  const LogChoice ring =
+      choice_for_log(log, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(ring.by_size.size(), 4u);
+  EXPECT_EQ(ring.by_size.at(4096).algorithm, "ring");
+  EXPECT_EQ(ring.by_size.at(4096).protocol, Protocol::LL);
+}
+
 // calibrate --from-nccl-tests, round trip: logs written from a topology whose bounding link has another
 // efficiency and overhead (NVSwitch on one node, InfiniBand on two) are fitted back from the preset's
 // defaults, and the fitted topology compares with them at well under the 5 % the fit promises.

@@ -37,6 +37,23 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
                             log.nccl_algo, to_string(*collective), c.algorithm);
     }
   }
+  // NCCL's tuner, size by size, for what the user did not give.
+  if (collective && !(algorithm && protocol)) {
+    int sizes = 0, skipped = 0;
+    for (const auto& [bytes, tuned] : log.tuned) {
+      if (!algorithm && !is_selection(*collective, tuned.algorithm)) {
+        ++skipped;  // an algorithm cclab does not plan (CollNetChain), or not for this collective
+        continue;
+      }
+      const auto tuned_protocol = parse_protocol(lowercase(tuned.protocol));
+      c.by_size[bytes] = {algorithm ? *algorithm : tuned.algorithm,
+                          protocol ? *protocol : tuned_protocol.value_or(c.protocol)};
+      ++sizes;
+    }
+    if (sizes > 0) c.note += fmt::format(", NCCL's tuner choice from the log at {} sizes", sizes);
+    if (skipped > 0)
+      c.note += fmt::format(" ({} sizes with algorithms cclab does not plan: {})", skipped, c.algorithm);
+  }
   if (!protocol && !log.nccl_proto.empty()) {
     if (const auto forced = parse_protocol(lowercase(log.nccl_proto));
         forced && *forced != Protocol::Raw && *forced != Protocol::Auto) {
@@ -52,7 +69,8 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
 
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
                               std::optional<Collective> collective, const std::string& algorithm,
-                              const PlanOptions& options, const CostParams& cost) {
+                              const PlanOptions& options, const CostParams& cost,
+                              const std::map<std::uint64_t, RowChoice>& by_size) {
   Comparison out;
   if (!collective) collective = log.collective;
   if (!collective) {
@@ -67,7 +85,17 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
                                   log.ranks, topology.name(), world));
   }
   out.ranks = world;
-  Selector selector(cost);
+  // One selector per protocol the rows are costed with (a selector prices under one).
+  std::map<Protocol, Selector> selectors;
+  auto selector_for = [&](Protocol protocol) -> Selector& {
+    auto it = selectors.find(protocol);
+    if (it == selectors.end()) {
+      CostParams priced = cost;
+      priced.protocol = protocol;
+      it = selectors.emplace(protocol, Selector(priced)).first;
+    }
+    return it->second;
+  };
   for (const NcclTestsRow& row : log.rows) {
     const auto dtype = dtype_of_nccl_type(row.type);
     if (!dtype) {
@@ -87,7 +115,13 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     // a reduce-scatter), which is cclab's count too.
     const std::uint64_t count = row.bytes / dtype_size_bytes(*dtype);
     const CollectiveSpec spec = spec_for(topology, out.collective, count, *dtype, op, 0);
-    const Candidate& chosen = selector.choose(spec, topology, algorithm, options);
+    // NCCL prints an allgather's and a reduce-scatter's bytes per rank in some versions, the whole in others.
+    auto tuned = by_size.find(row.bytes);
+    if (tuned == by_size.end() &&
+        (out.collective == Collective::AllGather || out.collective == Collective::ReduceScatter))
+      tuned = by_size.find(row.bytes / static_cast<std::uint64_t>(world));
+    const RowChoice choice = tuned != by_size.end() ? tuned->second : RowChoice{algorithm, cost.protocol};
+    const Candidate& chosen = selector_for(choice.protocol).choose(spec, topology, choice.algorithm, options);
     if (!chosen.support.ok) {
       throw ConfigError(fmt::format("{}: {} bytes: {}", log.source, row.bytes, chosen.support.reason));
     }

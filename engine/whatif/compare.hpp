@@ -1,8 +1,9 @@
 // Measured against predicted: every row of an nccl-tests log next to the α-β model's time for the same
-// collective, size, type and ranks on a topology, with the algorithm the user names (NCCL_ALGO=Ring runs
-// compare with `ring`) or the one `auto` selects.
+// collective, size, type and ranks on a topology, with the algorithm the user names, the one the log says NCCL
+// ran (NCCL_ALGO, or its tuner's line per size), or the one a selection (`nccl`, `auto`) picks.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,12 @@ struct ComparedRow {
   double error = 0;  // (predicted - measured) / measured time: > 0 is a prediction too slow
 };
 
+// The algorithm and protocol to cost a row with.
+struct RowChoice {
+  std::string algorithm;
+  Protocol protocol = Protocol::Auto;
+};
+
 struct Comparison {
   Collective collective = Collective::AllReduce;
   int ranks = 0;
@@ -29,17 +36,23 @@ struct Comparison {
 
 // ConfigError when the log's collective is unknown and not given, its type or reduction is one cclab does
 // not model, or its ranks differ from the topology's GPUs.
+// `by_size`: per row size (the row's bytes, or for allgather and reduce-scatter its bytes per rank), the
+// algorithm and protocol that replace `algorithm` and cost.protocol there (LogChoice::by_size).
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
                               std::optional<Collective> collective, const std::string& algorithm,
-                              const PlanOptions& options, const CostParams& cost);
+                              const PlanOptions& options, const CostParams& cost,
+                              const std::map<std::uint64_t, RowChoice>& by_size = {});
 
 // The algorithm and protocol to cost a log with: the ones given, else what the log says NCCL was forced to
 // (NCCL_ALGO / NCCL_PROTO from its INFO lines, where each is one value: a selection for the collective, a
-// concrete protocol), else the fallbacks. `note` says where a value came from (", NCCL_ALGO=Ring from the
-// log"), or why the log's was not taken; empty when nothing came from the log.
+// concrete protocol), else the fallbacks. Where the log has NCCL's tuner lines, `by_size` holds the tuner's
+// own choice per size (what was not given), which the rows of that size are costed with. `note` says where a
+// value came from (", NCCL_ALGO=Ring from the log"), or why the log's was not taken; empty when nothing came
+// from the log.
 struct LogChoice {
   std::string algorithm;
   Protocol protocol = Protocol::Auto;
+  std::map<std::uint64_t, RowChoice> by_size;  // by the bytes NCCL's tuner printed
   std::string note;
 };
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,

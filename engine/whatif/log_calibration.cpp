@@ -55,14 +55,17 @@ topo::LinkKind bounding_link_kind(const topo::Topology& t) {
 
 LogFit fit_link_model(const std::vector<NcclTestsLog>& logs, topo::Topology& topology,
                       std::optional<Collective> collective, const std::string& algorithm,
-                      const PlanOptions& options, const CostParams& cost) {
+                      const PlanOptions& options, const CostParams& cost,
+                      const std::vector<std::map<std::uint64_t, RowChoice>>& by_size) {
   LogFit fit;
   fit.kind = bounding_link_kind(topology);
   fit.before = topology.link_model(fit.kind);
   auto compare_all = [&] {
     std::vector<Comparison> out;
-    for (const NcclTestsLog& log : logs)
-      out.push_back(compare_with_model(log, topology, collective, algorithm, options, cost));
+    for (std::size_t i = 0; i < logs.size(); ++i)
+      out.push_back(
+          compare_with_model(logs[i], topology, collective, algorithm, options, cost,
+                             i < by_size.size() ? by_size[i] : std::map<std::uint64_t, RowChoice>{}));
     return out;
   };
   // One median over the rows of every log.

@@ -7,12 +7,14 @@
 // outside in [0, 100 us], the efficiency inside in [0.02, 1]. Everything else in the topology stays.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
+#include "engine/whatif/compare.hpp"
 #include "engine/whatif/nccl_tests_log.hpp"
 #include "topology/topology.hpp"
 
@@ -29,9 +31,11 @@ struct LogFit {
 topo::LinkKind bounding_link_kind(const topo::Topology& topology);
 
 // Sets the fitted model on `topology` and returns it with the errors before and after. ConfigError as
-// compare_with_model (the logs' ranks, types, collective).
+// compare_with_model (the logs' ranks, types, collective). `by_size[i]`: log i's per-size choices
+// (LogChoice::by_size; empty or missing: none).
 LogFit fit_link_model(const std::vector<NcclTestsLog>& logs, topo::Topology& topology,
                       std::optional<Collective> collective, const std::string& algorithm,
-                      const PlanOptions& options, const CostParams& cost);
+                      const PlanOptions& options, const CostParams& cost,
+                      const std::vector<std::map<std::uint64_t, RowChoice>>& by_size = {});
 
 }  // namespace cclab

@@ -1,6 +1,7 @@
 #include "engine/whatif/nccl_tests_log.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -95,6 +96,42 @@ std::optional<DType> dtype_of_nccl_type(std::string_view type) {
   return std::nullopt;
 }
 
+namespace {
+
+// NCCL's tuner line ("... 1048576 Bytes -> Algo RING proto LL128 ..." or "... Algo 1 proto 2 ...") into
+// `tuned`; other lines leave it alone.
+void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& tuned) {
+  constexpr std::string_view kMarker = " Bytes -> Algo ";
+  const auto at = line.find(kMarker);
+  if (at == std::string_view::npos) return;
+  const auto before = words(line.substr(0, at));
+  const auto after = words(line.substr(at + kMarker.size()));
+  if (before.empty() || after.size() < 3 || after[1] != "proto") return;
+  const auto bytes = number<std::uint64_t>(before.back());
+  if (!bytes) return;
+  auto canonical = [](std::string_view token, const std::vector<std::string_view>& names) -> std::string {
+    if (const auto index = number<std::size_t>(token))
+      return *index < names.size() ? std::string(names[*index]) : "";
+    std::string folded;
+    for (const char ch : token)
+      if (ch != '_') folded.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (folded == "collnet") folded = "collnetdirect";  // NCCL's name before CollNetChain existed
+    for (const std::string_view name : names) {
+      std::string lower(name);
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char ch) { return std::tolower(ch); });
+      if (lower == folded) return std::string(name);
+    }
+    return "";
+  };
+  NcclTuned t{
+      canonical(after[0], {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"}),
+      canonical(after[2], {"LL", "LL128", "Simple"})};
+  if (!t.algorithm.empty() && !t.protocol.empty()) tuned.try_emplace(*bytes, std::move(t));
+}
+
+}  // namespace
+
 NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& source) {
   NcclTestsLog log;
   log.source = source;
@@ -106,6 +143,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     ++line_no;
     const auto w = words(line);
     if (w.empty()) continue;
+    read_tuner_line(line, log.tuned);
     // NCCL's own INFO line for a variable the run set ("... NCCL INFO NCCL_ALGO set by environment to Ring");
     // every rank prints it, the first is kept.
     for (auto [name, into] :

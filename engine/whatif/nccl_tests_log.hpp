@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,16 @@ struct NcclTestsRow {
   std::optional<IterationTimes> iterations;  // out of place; cclab bench only
 };
 
+// What NCCL's tuner chose for one collective, from its INFO line (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,
+// or COLL): "AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}" since about
+// NCCL 2.19,
+// "... Bytes -> Algo 1 proto 2 time 12.3" before (indices: Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+// NVLSTree, PAT; LL, LL128, Simple). Names in NCCL_ALGO / NCCL_PROTO spelling.
+struct NcclTuned {
+  std::string algorithm;  // Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT
+  std::string protocol;   // LL, LL128, Simple
+};
+
 struct NcclTestsLog {
   std::string source;                    // the file, for messages
   std::optional<Collective> collective;  // from the log, when it says
@@ -44,6 +55,8 @@ struct NcclTestsLog {
   // What the run forced, when NCCL_DEBUG=INFO printed it ("NCCL INFO NCCL_ALGO set by environment to Ring"):
   // the values as given (a name, a list, or ^excluded names); empty when the log does not say.
   std::string nccl_algo, nccl_proto;
+  // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
+  std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
 };
 
