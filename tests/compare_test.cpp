@@ -241,15 +241,16 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
     const char* line;  // what NCCL printed for it
     const char* algorithm;
     Protocol protocol;
+    int channels;  // what the line says it ran on (0: not said, the default)
   };
   const std::vector<Size> sizes = {
       {4096, "[0] NCCL INFO AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}", "tree",
-       Protocol::LL},
-      {1 << 20, "[0] NCCL INFO 1048576 Bytes -> Algo 1 proto 1 time 31.500000", "ring", Protocol::LL128},
+       Protocol::LL, 2},
+      {1 << 20, "[0] NCCL INFO 1048576 Bytes -> Algo 1 proto 1 time 31.500000", "ring", Protocol::LL128, 0},
       {64 << 20,
        "[0] NCCL INFO AllReduce: 67108864 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..15}",
-       "nvls_tree", Protocol::Simple},
-      {256 << 20, "[0] NCCL INFO AllReduce: 268435456 Bytes -> Algo COLLNET_CHAIN proto SIMPLE", "", {}},
+       "nvls_tree", Protocol::Simple, 16},
+      {256 << 20, "[0] NCCL INFO AllReduce: 268435456 Bytes -> Algo COLLNET_CHAIN proto SIMPLE", "", {}, 0},
   };
   std::string text = "# Collective test starting: all_reduce_perf\n";
   for (const Size& s : sizes)
@@ -259,7 +260,10 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
     CostParams cost;
     cost.protocol = *s.algorithm ? s.protocol : Protocol::Auto;
     const CollectiveSpec spec = spec_for(t, Collective::AllReduce, s.bytes / 4, DType::F32);
-    const double us = Selector(cost).choose(spec, t, *s.algorithm ? s.algorithm : "nccl").time_s * 1e6;
+    PlanOptions ran_on;
+    ran_on.channels = s.channels;
+    const double us =
+        Selector(cost).choose(spec, t, *s.algorithm ? s.algorithm : "nccl", ran_on).time_s * 1e6;
     text += fmt::format("{} {} float sum -1 {:.3f} 0 0 0 {:.3f} 0 0 0\n", s.bytes, s.bytes / 4, us, us);
   }
   const NcclTestsLog log = parse_nccl_tests_text(text, "tuned");
@@ -268,6 +272,17 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
   EXPECT_EQ(log.tuned.at(1 << 20).algorithm, "Ring");  // index 1
   EXPECT_EQ(log.tuned.at(1 << 20).protocol, "LL128");
   EXPECT_EQ(log.tuned.at(64 << 20).algorithm, "NVLSTree");
+  EXPECT_EQ(log.tuned.at(4096).channels, 2);
+  EXPECT_EQ(log.tuned.at(1 << 20).channels, 0);  // the older line does not say
+  {  // the channel counts matter here: the tree on its default channels takes another time
+    CostParams ll;
+    ll.protocol = Protocol::LL;
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 4096 / 4, DType::F32);
+    PlanOptions two;
+    two.channels = 2;
+    const double on_two = Selector(ll).choose(spec, t, "tree", two).time_s;
+    EXPECT_GT(std::abs(Selector(ll).choose(spec, t, "tree").time_s - on_two), 1e-3 * on_two);
+  }
   EXPECT_EQ(log.tuned.at(256 << 20).algorithm, "CollNetChain");
 
   const LogChoice choice =

@@ -46,8 +46,10 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
         continue;
       }
       const auto tuned_protocol = parse_protocol(lowercase(tuned.protocol));
+      // The channels NCCL ran the size on go with its own algorithm only.
       c.by_size[bytes] = {algorithm ? *algorithm : tuned.algorithm,
-                          protocol ? *protocol : tuned_protocol.value_or(c.protocol)};
+                          protocol ? *protocol : tuned_protocol.value_or(c.protocol),
+                          algorithm ? 0 : tuned.channels};
       ++sizes;
     }
     if (sizes > 0) c.note += fmt::format(", NCCL's tuner choice from the log at {} sizes", sizes);
@@ -120,8 +122,11 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     if (tuned == by_size.end() &&
         (out.collective == Collective::AllGather || out.collective == Collective::ReduceScatter))
       tuned = by_size.find(row.bytes / static_cast<std::uint64_t>(world));
-    const RowChoice choice = tuned != by_size.end() ? tuned->second : RowChoice{algorithm, cost.protocol};
-    const Candidate& chosen = selector_for(choice.protocol).choose(spec, topology, choice.algorithm, options);
+    const RowChoice choice = tuned != by_size.end() ? tuned->second : RowChoice{algorithm, cost.protocol, 0};
+    PlanOptions row_options = options;
+    if (row_options.channels == 0) row_options.channels = choice.channels;  // --channels wins
+    const Candidate& chosen =
+        selector_for(choice.protocol).choose(spec, topology, choice.algorithm, row_options);
     if (!chosen.support.ok) {
       throw ConfigError(fmt::format("{}: {} bytes: {}", log.source, row.bytes, chosen.support.reason));
     }

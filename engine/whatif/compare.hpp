@@ -1,6 +1,6 @@
 // Measured against predicted: every row of an nccl-tests log next to the α-β model's time for the same
-// collective, size, type and ranks on a topology, with the algorithm the user names, the one the log says NCCL
-// ran (NCCL_ALGO, or its tuner's line per size), or the one a selection (`nccl`, `auto`) picks.
+// collective, size, type and ranks on a topology, with the algorithm the user names, the one the log says
+// NCCL ran (NCCL_ALGO, or its tuner's line per size), or the one a selection (`nccl`, `auto`) picks.
 #pragma once
 
 #include <map>
@@ -26,6 +26,7 @@ struct ComparedRow {
 struct RowChoice {
   std::string algorithm;
   Protocol protocol = Protocol::Auto;
+  int channels = 0;  // 0: the options' (NCCL's tuner line says how many it ran on)
 };
 
 struct Comparison {

@@ -126,7 +126,19 @@ void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& 
   };
   NcclTuned t{
       canonical(after[0], {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"}),
-      canonical(after[2], {"LL", "LL128", "Simple"})};
+      canonical(after[2], {"LL", "LL128", "Simple"}), 0};
+  // The channels it ran on: "channel{Lo..Hi}={0..15}".
+  constexpr std::string_view kChannels = "channel{Lo..Hi}={";
+  if (const auto c = line.find(kChannels); c != std::string_view::npos) {
+    const std::string_view range = line.substr(c + kChannels.size());
+    const auto dots = range.find("..");
+    const auto close = range.find('}');
+    if (dots != std::string_view::npos && close != std::string_view::npos && dots < close) {
+      const auto lo = number<int>(range.substr(0, dots));
+      const auto hi = number<int>(range.substr(dots + 2, close - dots - 2));
+      if (lo && hi && *hi >= *lo && *lo >= 0) t.channels = *hi - *lo + 1;
+    }
+  }
   if (!t.algorithm.empty() && !t.protocol.empty()) tuned.try_emplace(*bytes, std::move(t));
 }
 

@@ -45,6 +45,7 @@ struct NcclTestsRow {
 struct NcclTuned {
   std::string algorithm;  // Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT
   std::string protocol;   // LL, LL128, Simple
+  int channels = 0;       // "channel{Lo..Hi}={0..15}": 16; 0 where the line does not say (older NCCL)
 };
 
 struct NcclTestsLog {
