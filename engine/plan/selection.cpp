@@ -144,8 +144,12 @@ const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topolo
   if (const Algorithm* named = find_algorithm(spec.collective, name))
     return candidate(*named, spec, topology, options);
   const Candidate* best = nullptr;
+  std::vector<std::string> why_not;  // each candidate's reason, for the error when none applies
   for (const Candidate& row : auto_table(spec, topology, options, name)) {
-    if (!row.support.ok) continue;
+    if (!row.support.ok) {
+      why_not.push_back(fmt::format("{}: {}", row.algorithm, row.support.reason));
+      continue;
+    }
     const Candidate& c = cache_.at(key_of(spec, topology, options, row.algorithm));
     if (!best || c.time_s < best->time_s) best = &c;
   }
@@ -153,10 +157,12 @@ const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topolo
   const Key key = key_of(spec, topology, options, name);
   Candidate none;
   none.algorithm = std::string(name);
-  none.support =
-      Support::no(name == "auto" ? fmt::format("no {} algorithm applies", to_string(spec.collective))
+  none.support = Support::no(
+      fmt::format("{} ({})",
+                  name == "auto" ? fmt::format("no {} algorithm applies", to_string(spec.collective))
                                  : fmt::format("none of the {} algorithms that '{}' selects applies",
-                                               to_string(spec.collective), name));
+                                               to_string(spec.collective), name),
+                  fmt::join(why_not, "; ")));
   // No algorithm is named like a selection (selection_candidates), so the key is free.
   return cache_.insert_or_assign(key, std::move(none)).first->second;
 }

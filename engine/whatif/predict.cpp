@@ -54,11 +54,10 @@ class CollectiveTimes {
     planning_on_ = p.topology.get();
     const Candidate& c = selector_for(p.cost).choose(spec, *p.topology, p.algorithm, p.plan);
     if (!c.support.ok) {
-      throw ConfigError(
-          is_selection(bucket.collective, p.algorithm)
-              ? fmt::format("no {} algorithm applies on {} GPUs", to_string(bucket.collective), p.gpus())
-              : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm, to_string(bucket.collective),
-                            p.gpus(), c.support.reason));
+      throw ConfigError(is_selection(bucket.collective, p.algorithm)
+                            ? fmt::format("on {} GPUs: {}", p.gpus(), c.support.reason)
+                            : fmt::format("{} {} does not apply on {} GPUs: {}", p.algorithm,
+                                          to_string(bucket.collective), p.gpus(), c.support.reason));
     }
     seconds = c.time_s;
     if (p.backend == TimeBackend::Sim) {
