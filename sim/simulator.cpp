@@ -453,14 +453,12 @@ std::unique_ptr<sg4::Engine> start_engine() {
 std::function<ProtocolLink(int, int)> protocol_links(const topo::Topology& t, Protocol protocol,
                                                      const ConnectionCosts& costs) {
   if (!is_pipelined(protocol)) return {};
-  const double wire_cap_Bps = costs.bandwidth_cap_Bps() / costs.constants().wire_efficiency;
   const AlgorithmFamily family = costs.family();
-  return [&t, protocol, family, wire_cap_Bps](int a, int b) {
+  return [&t, &costs, protocol, family](int a, int b) {
     const topo::Route route = t.route_between_ranks(a, b);
-    return ProtocolLink{
-        message_cost(protocol, family, route_class(route, t), route.latency_s, 1.0).latency_s -
-            route.latency_s,
-        wire_cap_Bps};
+    const RouteClass cls = route_class(route, t);
+    return ProtocolLink{message_cost(protocol, family, cls, route.latency_s, 1.0).latency_s - route.latency_s,
+                        costs.wire_cap_Bps(cls)};
   };
 }
 

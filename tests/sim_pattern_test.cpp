@@ -18,9 +18,10 @@
 namespace cclab {
 namespace {
 
-CompactSchedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes) {
+CompactSchedule plan(const topo::Topology& t, const std::string& algorithm, std::uint64_t bytes,
+                     const PlanOptions& options = {}) {
   const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
-  PlannedCompact planned = plan_compact(spec, t, algorithm);
+  PlannedCompact planned = plan_compact(spec, t, algorithm, options);
   EXPECT_TRUE(planned.schedule) << planned.reason;
   return verify_compact(std::move(*planned.schedule)).compact();
 }
@@ -96,8 +97,12 @@ TEST(SimPatterns, ANeighbourJobSlowsEveryBackend) {
   const std::string base = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,oversub=2";
   const topo::Topology alone = topo::make_preset(base);
   const topo::Topology shared = topo::make_preset(base + ",neighbour=4");
-  const Times a = times(plan(alone, "hierarchical", 256ULL << 20), alone);
-  const Times n = times(plan(shared, "hierarchical", 256ULL << 20), shared);
+  // One channel: each local rank's inter-node ring is one connection on its up-link, as a neighbour stream
+  // is.
+  PlanOptions one_channel;
+  one_channel.channels = 1;
+  const Times a = times(plan(alone, "hierarchical", 256ULL << 20, one_channel), alone);
+  const Times n = times(plan(shared, "hierarchical", 256ULL << 20, one_channel), shared);
   EXPECT_GT(n.alpha_beta_s, 1.5 * a.alpha_beta_s);
   EXPECT_GT(n.exact_s, 1.5 * a.exact_s);
   EXPECT_GT(n.fast_s, 1.5 * a.fast_s);

@@ -175,7 +175,8 @@ void ConnectionCosts::use_protocol(Protocol protocol) {
   protocol_ = protocol;
   const double cap = bandwidth_cap_Bps();
   for (auto& [k, e] : connections_) {
-    const MessageCost m = message_cost(protocol, family_, e.cls, e.route_latency_s, e.route_bandwidth_Bps);
+    const double route_Bps = std::min(e.route_bandwidth_Bps, block_cap_Bps(e.cls));
+    const MessageCost m = message_cost(protocol, family_, e.cls, e.route_latency_s, route_Bps);
     e.cost = {m.latency_s, std::min(m.bandwidth_Bps, cap)};
   }
 }
@@ -186,6 +187,20 @@ void ConnectionCosts::reshare(const std::function<double(int, int, int, double)>
                                   static_cast<int>(k & 0xffff), e.route_bandwidth_Bps);
   }
   use_protocol(protocol_);
+}
+
+double ConnectionCosts::block_cap_Bps(RouteClass cls) const {
+  // Under NCCL's protocols a ring or tree channel is one thread block: its wire rate is at most what NCCL's
+  // search assumes per channel, of which each protocol then carries its payload share (NCCL's bandwidth is
+  // channels x per-channel speed x the protocol's factor). Raw is cclab's own transport on hosts.
+  const bool per_block =
+      protocol_ != Protocol::Raw && (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree);
+  if (!per_block || cls == RouteClass::Local) return std::numeric_limits<double>::infinity();
+  return channel_speed_cap_Bps(topology_.gpu_arch(), cls == RouteClass::Network);
+}
+
+double ConnectionCosts::wire_cap_Bps(RouteClass cls) const {
+  return std::min(block_cap_Bps(cls), bandwidth_cap_Bps() / constants().wire_efficiency);
 }
 
 double ConnectionCosts::bandwidth_cap_Bps() const {

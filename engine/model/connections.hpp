@@ -84,6 +84,12 @@ class ConnectionCosts {
   // The protocol's ceiling on one connection's payload bandwidth (protocol_bandwidth_cap_Bps for the GPUs'
   // architecture, the nodes and the network channels of the declared connections); +inf where none.
   double bandwidth_cap_Bps() const;
+  // The most one connection over a route of class `cls` puts on the wire per second under the current
+  // protocol: one thread block's speed (channel_speed_cap_Bps, for ring and tree channels under NCCL's
+  // protocols) and the protocol's payload ceiling over its wire efficiency. +inf when neither applies.
+  double wire_cap_Bps(RouteClass cls) const;
+  // One thread block's wire speed on a route of class `cls` (wire_cap_Bps's first part).
+  double block_cap_Bps(RouteClass cls) const;
   // A floor under the schedule's time after its launch: every byte a link carries takes its time on the wire,
   // so no schedule over these connections beats its busiest directed link's bytes / (bandwidth x the
   // protocol's wire efficiency). The even split (finish()) can break it where one network channel's lanes

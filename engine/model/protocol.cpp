@@ -106,6 +106,14 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   return tree_Bps;
 }
 
+double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network) {
+  // NCCL 2.30, src/graph/search.cc: speedArrayIntra[0] / speedArrayInter[0] (Volta and Ampere),
+  // sm90SpeedArray*[0] (Hopper), sm100SpeedArray*[0] (Blackwell), GB/s.
+  constexpr double kMaxPerChannel_GBps[4][2] = {{40.0, 48.0}, {40.0, 48.0}, {60.0, 48.0}, {90.0, 96.0}};
+  if (!arch) return std::numeric_limits<double>::infinity();
+  return kMaxPerChannel_GBps[static_cast<int>(*arch)][network ? 1 : 0] * 1e9;
+}
+
 std::string_view to_string(Protocol protocol) {
   switch (protocol) {
     case Protocol::Raw:

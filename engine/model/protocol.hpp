@@ -85,6 +85,13 @@ MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass c
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
                                   std::optional<topo::GpuArch> arch, int nodes, int channels);
 
+// The most one channel moves on the wire: a channel is one thread block, which cannot drive a whole NVSwitch
+// port. NCCL's ring and tree search never assumes more per channel (src/graph/search.cc: the first entries of
+// speedArrayIntra / speedArrayInter, 40 / 48 GB/s up to Ampere, sm90's 60 / 48 for Hopper, sm100's 90 / 96
+// for Blackwell), and its tuning model's bus bandwidth is channels times that times the protocol's factor.
+// Inside a node (`network` false) or across it; +inf where the architecture is unknown.
+double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network);
+
 // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
 // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
 // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is

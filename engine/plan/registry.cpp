@@ -45,12 +45,9 @@ using topo::Topology;
 int nics_per_node(const Topology& t) {
   return std::max<int>(1, static_cast<int>(t.nics_of_node(t.node_of_rank(0)).size()));
 }
-// fallback 0: the topology's own count (planners::default_ring_channels).
-std::vector<std::vector<int>> rings_for(const Topology& t, const PlanOptions& o, int fallback = 0) {
-  const int channels = o.channels > 0 ? o.channels
-                       : fallback > 0 ? fallback
-                                      : planners::default_ring_channels(t);
-  return planners::search_rings(t, channels).rings;
+// The rings of the topology's own channel count (planners::default_ring_channels), or of --channels.
+std::vector<std::vector<int>> rings_for(const Topology& t, const PlanOptions& o) {
+  return planners::search_rings(t, o.channels > 0 ? o.channels : planners::default_ring_channels(t)).rings;
 }
 int channels_or(const PlanOptions& o, int fallback) {
   return o.channels > 0 ? o.channels : fallback;
@@ -163,7 +160,10 @@ std::vector<Algorithm> make_registry() {
       uniform_nodes, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const auto inter =
             o.inter == "tree" ? planners::InterAlgorithm::Tree : planners::InterAlgorithm::Ring;
-        return planners::hierarchical_allreduce(s, planners::node_groups(t), inter, channels_or(o, 1),
+        // The ring's channel count by default: each phase is NCCL's reduce-scatter, allreduce or allgather
+        // (Horovod's hierarchical allreduce calls them), which run on every channel NCCL opens.
+        return planners::hierarchical_allreduce(s, planners::node_groups(t), inter,
+                                                channels_or(o, planners::default_ring_channels(t)),
                                                 chunk_of(o, s));
       });
   add("leader", Collective::AllReduce, "Horovod-style: reduce to a node leader, leaders allreduce, broadcast",
@@ -274,7 +274,7 @@ std::vector<Algorithm> make_registry() {
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(
-            planners::chain_broadcast(s, rotated(rings_for(t, o, 1), s.root, false), chunk_of(o, s)));
+            planners::chain_broadcast(s, rotated(rings_for(t, o), s.root, false), chunk_of(o, s)));
       });
   list.back().nccl = "Ring";  // NCCL's broadcast and reduce pipeline along its ring: a chain from the root
   add("tree", Collective::Broadcast, "pipelined binary tree rooted at the root", any,
@@ -284,7 +284,7 @@ std::vector<Algorithm> make_registry() {
   add("chain", Collective::Reduce, "pipelined chain along the ring, ending at the root", any,
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(
-            planners::chain_reduce(s, rotated(rings_for(t, o, 1), s.root, true), chunk_of(o, s)));
+            planners::chain_reduce(s, rotated(rings_for(t, o), s.root, true), chunk_of(o, s)));
       });
   list.back().nccl = "Ring";
   add("tree", Collective::Reduce, "pipelined binary tree ending at the root", any,
