@@ -370,6 +370,19 @@ const std::vector<VertexId>& Topology::nics_of_node(int node) const {
 }
 
 std::optional<VertexId> Topology::gpu_nic(VertexId gpu) const {
+  // Planners ask for every GPU's NIC again with every plan of a sweep.
+  const std::shared_ptr<RouteCache> cache = route_cache_;
+  {
+    const std::lock_guard<std::mutex> lock(cache->mutex);
+    if (auto it = cache->gpu_nics.find(gpu); it != cache->gpu_nics.end()) return it->second;
+  }
+  const std::optional<VertexId> nic = nearest_nic(gpu);
+  const std::lock_guard<std::mutex> lock(cache->mutex);
+  cache->gpu_nics.emplace(gpu, nic);
+  return nic;
+}
+
+std::optional<VertexId> Topology::nearest_nic(VertexId gpu) const {
   const Vertex& g = graph_[gpu];
   const std::vector<VertexId>& nics = nics_of_node(g.node);
   // The route cost to each of the node's NICs, by one Dijkstra over the node's own vertices: the network lies

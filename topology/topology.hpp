@@ -214,6 +214,7 @@ class Topology {
                               std::span<const NextHop> next) const;
   void append_hop(Route& route, const NextHop& hop) const;
   bool own_nic(VertexId gpu, VertexId nic) const;  // `nic` is the one `gpu` takes when it has a choice
+  std::optional<VertexId> nearest_nic(VertexId gpu) const;  // gpu_nic, uncached
   bool free_hops_ =
       false;  // some link's route cost rounds to 0 ps: bidirectional_route() needs positive ones
 
@@ -238,6 +239,7 @@ class Topology {
   struct RouteCache {
     std::mutex mutex;
     std::unordered_map<std::uint64_t, Route> routes;
+    std::unordered_map<VertexId, std::optional<VertexId>> gpu_nics;  // gpu_nic's answers
   };
   mutable std::shared_ptr<RouteCache> route_cache_ = std::make_shared<RouteCache>();
   void forget_routes() { route_cache_ = std::make_shared<RouteCache>(); }
