@@ -60,8 +60,8 @@ class Selector {
 
   // The candidate `name`, or with a selection ("auto", "nccl", an NCCL_ALGO name: registry.hpp) the cheapest
   // of its candidates that applies (support.ok false, with the reason, when none does). Unknown names throw
-  // ConfigError listing the valid ones. The topology must outlive the
-  // selector: it is part of the cache key by address.
+  // ConfigError listing the valid ones. The topology must outlive the selector: it is part of the cache key
+  // by address.
   const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                           const PlanOptions& options = {});
   // Every algorithm of the collective, in registry order, each costed.

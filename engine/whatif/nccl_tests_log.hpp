@@ -38,10 +38,11 @@ struct NcclTestsRow {
 };
 
 // What NCCL's tuner chose for one collective, from its INFO line (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,
-// or COLL): "AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}" since about
-// NCCL 2.19,
-// "... Bytes -> Algo 1 proto 2 time 12.3" before (indices: Tree, Ring, CollNetDirect, CollNetChain, NVLS,
-// NVLSTree, PAT; LL, LL128, Simple). Names in NCCL_ALGO / NCCL_PROTO spelling.
+// or COLL). Since about NCCL 2.19:
+//   AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}
+// before it, indices (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT; LL, LL128, Simple):
+//   1048576 Bytes -> Algo 1 proto 2 time 12.3
+// Names here in NCCL_ALGO / NCCL_PROTO spelling.
 struct NcclTuned {
   std::string algorithm;  // Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT
   std::string protocol;   // LL, LL128, Simple

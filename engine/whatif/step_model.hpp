@@ -62,8 +62,8 @@ struct ComputeProfile {
   double jitter = 0;
 };
 
-// E[max of n independent standard normal variables]: 0 for n = 1, 1/sqrt(pi) for 2, 1.42 for 8, 2.41 for 64,
-// 3.24 for 1,024 (numerical integration of x·n·phi(x)·Phi(x)^(n-1)). What a synchronous step loses to jitter
+// E[max of n independent standard normal variables]: 0 for n = 1, 1/sqrt(pi) for 2, 1.42 for 8, 2.34 for 64,
+// 3.25 for 1,024 (numerical integration of x·n·phi(x)·Phi(x)^(n-1)). What a synchronous step loses to jitter
 // grows with it: slowly, about sqrt(2 ln n).
 double expected_max_of_normals(int n);
 
