@@ -296,7 +296,9 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
       compare_with_model(log, t, std::nullopt, choice.algorithm, {}, auto_protocol, choice.by_size);
   ASSERT_EQ(c.rows.size(), 4u);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (*sizes[i].algorithm) EXPECT_EQ(c.rows[i].algorithm, sizes[i].algorithm);
+    if (*sizes[i].algorithm) {
+      EXPECT_EQ(c.rows[i].algorithm, sizes[i].algorithm);
+    }
     EXPECT_LT(std::abs(c.rows[i].error), 1e-4) << sizes[i].bytes;
   }
   // Without the per-size choice the forced protocols are lost: the small sizes differ.

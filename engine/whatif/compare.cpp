@@ -21,7 +21,7 @@ std::string lowercase(std::string text) {
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol) {
-  LogChoice c{algorithm.value_or(fallback_algorithm), protocol.value_or(fallback_protocol), {}};
+  LogChoice c{algorithm.value_or(fallback_algorithm), protocol.value_or(fallback_protocol), {}, {}};
   if (!collective) collective = log.collective;
   if (!algorithm && !log.nccl_algo.empty() && collective) {
     // The value is NCCL's name in any case ("nvls" across nodes is NCCL's NVLS there: nvls_sharp); spelled as
