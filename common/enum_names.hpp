@@ -2,8 +2,11 @@
 // ways.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -24,6 +27,13 @@ constexpr std::optional<E> value_of(const NameTable<E, N>& table, std::string_vi
   for (auto [v, name] : table)
     if (name == text) return v;
   return std::nullopt;
+}
+
+// `text` in ASCII lower case: names the user may type in any case (NCCL_ALGO and NCCL_PROTO values).
+inline std::string ascii_lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
 }
 
 }  // namespace cclab

@@ -1,13 +1,13 @@
 #include "engine/plan/registry.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "engine/model/compact_cost.hpp"
@@ -316,12 +316,6 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name) {
 
 namespace {
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 // NCCL_ALGO values of the collective's algorithms, each once, in registry order ("CollNet" is NCCL's older
 // spelling of CollNetDirect and is accepted as well).
 std::vector<std::string> nccl_names(Collective collective) {
@@ -351,11 +345,11 @@ std::optional<std::vector<const Algorithm*>> selection_candidates(Collective col
   if (find_algorithm(collective, name)) return std::nullopt;
   const std::vector<const Algorithm*> all = algorithms_for(collective);
   if (name == "auto") return all;
-  std::string wanted = lowercase(name);
+  std::string wanted = ascii_lowercase(name);
   if (wanted == "collnet") wanted = "collnetdirect";
   std::vector<const Algorithm*> chosen;
   for (const Algorithm* a : all)
-    if (!a->nccl.empty() && (name == "nccl" || lowercase(a->nccl) == wanted)) chosen.push_back(a);
+    if (!a->nccl.empty() && (name == "nccl" || ascii_lowercase(a->nccl) == wanted)) chosen.push_back(a);
   if (name != "nccl" && chosen.empty()) return std::nullopt;
   return chosen;
 }

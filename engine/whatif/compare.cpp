@@ -1,22 +1,15 @@
 #include "engine/whatif/compare.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "engine/plan/selection.hpp"
 
 namespace cclab {
-
-namespace {
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return text;
-}
-}  // namespace
 
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
@@ -28,7 +21,7 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
     // the registry spells NCCL's names, it selects what NCCL runs under it.
     std::string forced = log.nccl_algo;
     for (const Algorithm* a : algorithms_for(*collective))
-      if (!a->nccl.empty() && lowercase(a->nccl) == lowercase(forced)) forced = a->nccl;
+      if (!a->nccl.empty() && ascii_lowercase(a->nccl) == ascii_lowercase(forced)) forced = a->nccl;
     if (is_selection(*collective, forced)) {
       c.algorithm = forced;
       c.note += fmt::format(", NCCL_ALGO={} from the log", log.nccl_algo);
@@ -45,7 +38,7 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
         ++skipped;  // an algorithm cclab does not plan (CollNetChain), or not for this collective
         continue;
       }
-      const auto tuned_protocol = parse_protocol(lowercase(tuned.protocol));
+      const auto tuned_protocol = parse_protocol(ascii_lowercase(tuned.protocol));
       // The channels NCCL ran the size on go with its own algorithm only.
       c.by_size[bytes] = {algorithm ? *algorithm : tuned.algorithm,
                           protocol ? *protocol : tuned_protocol.value_or(c.protocol),
@@ -57,7 +50,7 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
       c.note += fmt::format(" ({} sizes with algorithms cclab does not plan: {})", skipped, c.algorithm);
   }
   if (!protocol && !log.nccl_proto.empty()) {
-    if (const auto forced = parse_protocol(lowercase(log.nccl_proto));
+    if (const auto forced = parse_protocol(ascii_lowercase(log.nccl_proto));
         forced && *forced != Protocol::Raw && *forced != Protocol::Auto) {
       c.protocol = *forced;
       c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);

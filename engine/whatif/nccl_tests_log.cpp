@@ -1,7 +1,6 @@
 #include "engine/whatif/nccl_tests_log.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/files.hpp"
 
@@ -112,16 +112,11 @@ void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& 
   auto canonical = [](std::string_view token, const std::vector<std::string_view>& names) -> std::string {
     if (const auto index = number<std::size_t>(token))
       return *index < names.size() ? std::string(names[*index]) : "";
-    std::string folded;
-    for (const char ch : token)
-      if (ch != '_') folded.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    std::string folded = ascii_lowercase(token);  // NVLS_TREE, NVLSTree and nvlstree alike
+    std::erase(folded, '_');
     if (folded == "collnet") folded = "collnetdirect";  // NCCL's name before CollNetChain existed
-    for (const std::string_view name : names) {
-      std::string lower(name);
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char ch) { return std::tolower(ch); });
-      if (lower == folded) return std::string(name);
-    }
+    for (const std::string_view name : names)
+      if (ascii_lowercase(name) == folded) return std::string(name);
     return "";
   };
   NcclTuned t{
