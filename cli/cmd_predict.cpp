@@ -85,6 +85,7 @@ void run_predict(const PredictArgs& args) {
   if (args.verify == "all") options.verify.full_up_to_ops = SIZE_MAX;
   if (args.verify == "none") options.verify.check = false;
   options.simulate = simulator_timer(!args.exact);
+  options.simulate_batch = simulator_batch_timer(!args.exact);
   options.jobs = args.jobs;
   PredictStats stats;
   const auto distributed = predict_distributed(scenario, options, &stats);

@@ -179,6 +179,7 @@ int run_regress(const RegressArgs& args) {
     PredictOptions options;
     options.progress = ::isatty(STDERR_FILENO);
     options.simulate = simulator_timer(!args.exact);
+    options.simulate_batch = simulator_batch_timer(!args.exact);
     options.jobs = args.jobs;
     const auto distributed = predict_distributed(scenario, options);
     if (!distributed) {  // a rank other than 0 of an MPI launch: rank 0 judges and prints

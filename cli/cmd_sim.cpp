@@ -120,6 +120,7 @@ void run_sim(const SimArgs& args) {
                                       simulated.total_s * 1e6,
                                       algbw,
                                       busbw,
+                                      {},
                                       {}});
       fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                  name == schedule.algorithm ? name : name + ":" + schedule.algorithm, count * elem, count,

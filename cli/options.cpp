@@ -98,4 +98,15 @@ ScheduleTimer simulator_timer(bool by_pattern) {
 #endif
 }
 
+ScheduleBatchTimer simulator_batch_timer(bool by_pattern) {
+#if CCLAB_HAVE_SIMGRID
+  sim::SimParams params;
+  params.by_pattern = by_pattern;
+  return sim::schedule_batch_timer(params);
+#else
+  (void)by_pattern;
+  return {};
+#endif
+}
+
 }  // namespace cclab::cli

@@ -35,5 +35,7 @@ struct CollectiveArgs {
 // without SimGrid (points with `backend: sim` are then refused with the reason). `by_pattern`: the
 // pattern-level mode (sim/simulator.hpp), predict's and regress's default (`--exact` turns it off).
 ScheduleTimer simulator_timer(bool by_pattern);
+// The same, for many schedules side by side (a SimGrid process each).
+ScheduleBatchTimer simulator_batch_timer(bool by_pattern);
 
 }  // namespace cclab::cli

@@ -31,4 +31,8 @@ RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology
   return load_module().simulate_compact(schedule, topology, params);
 }
 
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel) {
+  return load_module().simulate_compact_batch(jobs, parallel);
+}
+
 }  // namespace cclab::sim

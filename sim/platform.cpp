@@ -53,13 +53,12 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 }  // namespace
 
 void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<ProtocolLink(int, int)>& protocol_link, bool delay_host,
+                    const std::function<ProtocolLink(int, int)>& protocol_link,
                     const std::vector<SwitchRank>& switch_ranks) {
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
     hosts.push_back(zone->create_host(host_name(t, r), host_speed)->seal());
-  if (delay_host) zone->create_host(kDelayHost, kDelayHostSpeed)->set_core_count(1 << 20)->seal();
   const auto routes = routes_of(t, pairs);
   std::map<std::size_t, sg4::Link*> links;  // created on first use
   const auto link_of = [&](std::size_t id) {

@@ -35,12 +35,8 @@ struct SwitchRank {
   topo::SwitchPort port;
 };
 void build_platform(const topo::Topology& topology, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<ProtocolLink(int, int)>& protocol_link = {}, bool delay_host = false,
+                    const std::function<ProtocolLink(int, int)>& protocol_link = {},
                     const std::vector<SwitchRank>& switch_ranks = {});
-// A host with no links and a million cores: an Exec of d·kDelayHostSpeed flops there takes d seconds whatever
-// else runs (the simulator's timers).
-inline constexpr const char* kDelayHost = "cclab-timers";
-inline constexpr double kDelayHostSpeed = 1e9;
 
 // The equivalent SimGrid XML (platform version 4.1), for inspection and for SMPI runs.
 std::string platform_xml(const topo::Topology& topology, int world_size, const RankPairs& pairs,

@@ -1,5 +1,6 @@
 #include "sim/simulator.hpp"
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -20,6 +22,7 @@
 
 #include <fmt/format.h>
 #include <xbt/log.h>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
@@ -87,18 +90,19 @@ constexpr double kEndlessBytes = 1e18;
 // SimGrid 3.32 scans lists of pending communications, so a whole schedule created up front (a DAG of vetoed
 // activities) costs time quadratic in its size. Here the IR's ordering is tracked by this class, SimGrid sees
 // only the transfers and reductions that are in flight, and every completion (a SimGrid callback) starts
-// whatever it unblocks.
+// whatever it unblocks. Waits (a pipelined connection's pacing, a switch instance's landing) are SimGrid
+// kernel timers, not activities: SimGrid 3.32 keeps the activities started outside actors in one list that
+// each completion scans to remove itself (half the time of a 128-GPU tree op by op), and waits were one
+// activity in eight.
 class Driver {
  public:
   // `costs`: the α-β model's connections of `s` under the protocol, for a pipelined one; `ports`: where each
   // rank's switch ops reduce (reduction_ports).
   Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
-         sg4::Host* delay_host, const SimParams& params, std::optional<ConnectionCosts> costs,
-         const SwitchPorts& ports)
+         const SimParams& params, std::optional<ConnectionCosts> costs, const SwitchPorts& ports)
       : s_(s),
         topology_(topology),
         hosts_(hosts),
-        delay_host_(delay_host),
         protocol_(params.protocol),
         pipelined_(is_pipelined(params.protocol)),
         family_(algorithm_family(s.spec.collective, s.algorithm)),
@@ -193,20 +197,12 @@ class Driver {
           double latency_s = 0;
           for (const OpRef& m : instances_[task.op])
             latency_s = std::max(latency_s, port_latency_s_[instance_kind_[task.op]][m.rank]);
-          launch(sg4::Exec::init()->set_flops_amount(latency_s * kDelayHostSpeed)->set_host(delay_host_),
-                 Task{Task::SwitchLanded, -1, task.op});
+          simgrid::kernel::timer::Timer::set(now() + latency_s, [this, instance = task.op] {
+            for (const OpRef& m : instances_[instance])
+              finish(m.rank, m.op);
+          });
         }
         break;
-      case Task::SwitchLanded:
-        for (const OpRef& m : instances_[task.op])
-          finish(m.rank, m.op);
-        break;
-      case Task::Wake: {
-        Connection& conn = connection_of(task);
-        conn.wake_pending = false;
-        pump(conn);
-        break;
-      }
       case Task::Transfer: {
         finish(task.rank, task.op);
         // Raw: the receiver started before the message left. Pipelined: the data may wait in its buffer until
@@ -243,7 +239,7 @@ class Driver {
 
  private:
   struct Task {
-    enum Kind { Local, Transfer, Reduction, Wake, Switch, SwitchLanded } kind;
+    enum Kind { Local, Transfer, Reduction, Switch } kind;
     int rank;
     OpId op;        // Switch: the instance
     int peer = -1;  // Transfer: the receiving rank and op
@@ -344,15 +340,15 @@ class Driver {
       const Op& send = s_.ranks[t.rank].ops[t.op];
       const double payload = send.src.count * elem_;
       if (pipelined_) {
-        // SimGrid completes an activity shorter than its timing precision (1e-9 s) without moving the clock:
-        // a wake-up for less than that would come back at the same instant, again and again.
+        // Closer than SimGrid's timing precision (1e-9 s), a wake-up would come back at the same instant
+        // (an activity that short completes without moving the clock), again and again.
         if (conn.wire_free_s - now() > kTimingPrecision_s) {
           if (!conn.wake_pending) {
             conn.wake_pending = true;
-            launch(sg4::Exec::init()
-                       ->set_flops_amount((conn.wire_free_s - now()) * kDelayHostSpeed)
-                       ->set_host(delay_host_),
-                   Task{Task::Wake, t.rank, t.op, t.peer, t.peer_op});
+            simgrid::kernel::timer::Timer::set(conn.wire_free_s, [this, &conn] {
+              conn.wake_pending = false;
+              pump(conn);
+            });
           }
           return;
         }
@@ -406,7 +402,6 @@ class Driver {
   const Schedule& s_;
   const topo::Topology& topology_;
   const std::vector<sg4::Host*>& hosts_;
-  sg4::Host* delay_host_;
   Protocol protocol_;
   bool pipelined_;
   AlgorithmFamily family_;
@@ -490,12 +485,9 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   for (int r = 0; r < world; ++r)
     for (const auto& of_kind : ports.of)
       if (of_kind[r]) switch_ranks.push_back({r, of_kind[r]->port});
-  // The timers' host: pipelined protocols pace their messages, switch instances land after a latency.
-  const bool timers = is_pipelined(params.protocol) || !switch_ranks.empty();
-  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, timers, switch_ranks);
+  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, switch_ranks);
   const std::vector<sg4::Host*> hosts = hosts_of(t, world);
-  sg4::Host* delay_host = timers ? sg4::Host::by_name(kDelayHost) : nullptr;
-  Driver driver(s, t, hosts, delay_host, params, std::move(costs), ports);
+  Driver driver(s, t, hosts, params, std::move(costs), ports);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
   engine->run();
@@ -649,14 +641,24 @@ RunResult decode(const std::string& in) {
   return r;
 }
 
-// Runs `simulation` in a forked child (SimGrid's state stays there) and returns its result.
-RunResult run_forked(const std::function<RunResult()>& simulation) {
+// A simulation running in a forked child process (SimGrid's state stays there): its pid, the read end of
+// the pipe it answers through, and what has come through so far.
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string reply;
+};
+
+Child start_child(const std::function<RunResult()>& simulation) {
   int fds[2];
   if (::pipe(fds) != 0) throw BackendError(fmt::format("simulator: pipe failed: {}", std::strerror(errno)));
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) throw BackendError(fmt::format("simulator: fork failed: {}", std::strerror(errno)));
-  if (child == 0) {
+  std::fflush(nullptr);  // what stdio holds would otherwise be written twice
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]), ::close(fds[1]);
+    throw BackendError(fmt::format("simulator: fork failed: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
     ::close(fds[0]);
     std::string message;
     try {
@@ -669,23 +671,81 @@ RunResult run_forked(const std::function<RunResult()>& simulation) {
     _exit(0);
   }
   ::close(fds[1]);
-  std::string reply;
+  return Child{pid, fds[0], {}};
+}
+
+// Reads what the child has sent; false at the end of its answer.
+bool read_some(Child& child) {
   char buffer[1 << 16];
   for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    reply.append(buffer, static_cast<std::size_t>(n));
+    if (n <= 0) return false;
+    child.reply.append(buffer, static_cast<std::size_t>(n));
+    return true;
   }
-  ::close(fds[0]);
+}
+
+// The child's result once it has answered in full: reaps it and decodes the answer.
+RunResult finish_child(Child& child) {
+  ::close(child.fd);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || child.reply.empty()) {
     throw BackendError(fmt::format("simulator: the SimGrid process failed (status {})", status));
   }
-  if (reply[0] == 'E') throw BackendError("simulator: " + reply.substr(1));
-  return decode(reply);
+  if (child.reply[0] == 'E') throw BackendError("simulator: " + child.reply.substr(1));
+  return decode(child.reply);
+}
+
+// Runs `simulation` in a forked child and returns its result.
+RunResult run_forked(const std::function<RunResult()>& simulation) {
+  Child child = start_child(simulation);
+  while (read_some(child)) {
+  }
+  return finish_child(child);
+}
+
+// Runs simulations order[0], order[1], ... in forked children, up to `parallel` at once, reading every
+// running child's pipe as its answer comes (an op-level answer is megabytes: a child blocks on a full pipe
+// until it is read). Outcomes by simulation index.
+std::vector<BatchOutcome> run_forked_all(const std::vector<std::size_t>& order,
+                                         const std::function<RunResult(std::size_t)>& simulation,
+                                         int parallel) {
+  std::vector<BatchOutcome> out(order.size());
+  std::vector<std::pair<std::size_t, Child>> running;
+  std::size_t next = 0;
+  while (next < order.size() || !running.empty()) {
+    for (; next < order.size() && static_cast<int>(running.size()) < std::max(1, parallel); ++next) {
+      const std::size_t i = order[next];
+      try {
+        running.emplace_back(i, start_child([&, i] { return simulation(i); }));
+      } catch (const std::exception& e) {
+        out[i].error = e.what();
+      }
+    }
+    std::vector<pollfd> fds;
+    for (const auto& [index, child] : running)
+      fds.push_back(pollfd{child.fd, POLLIN, 0});
+    if (fds.empty()) continue;
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw BackendError(fmt::format("simulator: poll failed: {}", std::strerror(errno)));
+    }
+    for (std::size_t k = fds.size(); k-- > 0;) {
+      if (fds[k].revents == 0) continue;
+      auto& [index, child] = running[k];
+      if (read_some(child)) continue;
+      try {
+        out[index].result = finish_child(child);
+      } catch (const std::exception& e) {
+        out[index].error = e.what();
+      }
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  return out;
 }
 
 void check_fits(const topo::Topology& topology, int world_size) {
@@ -723,6 +783,38 @@ RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology
   RunResult result = run_forked([&] { return run_patterns(schedule, topology, params); });
   result.bytes_sent = compact_bytes_sent(schedule);
   return result;
+}
+
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel) {
+  for (const BatchJob& job : jobs) {
+    CCLAB_ENFORCE(job.params.platform_xml_path.empty(), "a batch of simulations writes no platform file");
+    check_fits(*job.topology, job.schedule->world_size());
+  }
+  // The longest first, so that the last to finish is a short one: op-level simulations by their op count
+  // (the events SimGrid handles); a pattern-level one costs a few solves.
+  std::vector<std::uint64_t> cost(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const BatchJob& job = jobs[i];
+    cost[i] = simulates_by_pattern(*job.schedule, job.params) ? 0 : count_explicit_ops(*job.schedule);
+  }
+  std::vector<std::size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  // Each child expands its own schedule (op by op), so the expansions run side by side and the parent
+  // holds none of them.
+  std::vector<BatchOutcome> out = run_forked_all(
+      order,
+      [&](std::size_t i) {
+        const BatchJob& job = jobs[i];
+        if (simulates_by_pattern(*job.schedule, job.params))
+          return run_patterns(*job.schedule, *job.topology, job.params);
+        return run_in_simgrid(to_explicit(*job.schedule), *job.topology, job.params);
+      },
+      parallel);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (out[i].result) out[i].result->bytes_sent = compact_bytes_sent(*jobs[i].schedule);
+  return out;
 }
 
 }  // namespace cclab::sim

@@ -33,7 +33,9 @@
 // result back through a pipe; the caller's process never initialises SimGrid.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/ir/compact.hpp"
 #include "engine/ir/run_result.hpp"
@@ -69,6 +71,21 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
 // set, no platform file is asked for and the schedule has no explicit passes.
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
                            const SimParams& params = {});
+// One simulation of a batch: a checked compact schedule, its topology (both outlive the call) and how.
+struct BatchJob {
+  const CompactSchedule* schedule = nullptr;
+  const topo::Topology* topology = nullptr;
+  SimParams params;  // no platform file
+};
+// What became of one: its result, or why it failed.
+struct BatchOutcome {
+  std::optional<RunResult> result;
+  std::string error;
+};
+// Simulates each job as simulate_compact would, each in its own SimGrid process, up to `parallel` processes
+// at once; outcomes in the jobs' order, the same as one at a time. A job whose topology cannot hold its
+// schedule throws ConfigError before anything runs.
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel);
 // Whether simulate_compact runs `schedule` by pattern under `params`: asked to (by_pattern), no platform
 // file to write, and ring passes only.
 inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {

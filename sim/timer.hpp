@@ -1,6 +1,9 @@
-// The SimGrid backend as a ScheduleTimer (engine/model/schedule_timer.hpp): a checked compact schedule,
-// simulated op by op, or by pattern with params.by_pattern.
+// The SimGrid backend as a ScheduleTimer and a ScheduleBatchTimer (engine/model/schedule_timer.hpp): a
+// checked compact schedule, simulated op by op, or by pattern with params.by_pattern.
 #pragma once
+
+#include <limits>
+#include <vector>
 
 #include "engine/model/schedule_timer.hpp"
 #include "sim/simulator.hpp"
@@ -12,6 +15,22 @@ inline ScheduleTimer schedule_timer(SimParams params = {}) {
     SimParams p = params;
     p.protocol = protocol;
     return simulate_compact(schedule, topology, p).total_s;
+  };
+}
+
+inline ScheduleBatchTimer schedule_batch_timer(SimParams params = {}) {
+  return [params](const std::vector<TimedSchedule>& jobs, int parallel) {
+    std::vector<BatchJob> batch;
+    batch.reserve(jobs.size());
+    for (const TimedSchedule& job : jobs) {
+      batch.push_back({job.schedule, job.topology, params});
+      batch.back().params.protocol = job.protocol;
+    }
+    std::vector<double> seconds;
+    seconds.reserve(jobs.size());
+    for (const BatchOutcome& outcome : simulate_compact_batch(batch, parallel))
+      seconds.push_back(outcome.result ? outcome.result->total_s : std::numeric_limits<double>::quiet_NaN());
+    return seconds;
   };
 }
 

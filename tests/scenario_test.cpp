@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "common/error.hpp"
@@ -460,6 +461,62 @@ faults:
   // Without one shard, the merge refuses.
   std::vector<std::string> partial{predict_shard(s, options, Shard{0, 2})};
   EXPECT_THROW(merge_shards(s, partial), InternalError);
+}
+
+// `backend: sim` points simulate their collectives side by side first (a batch), then take the times from
+// there: the same results as one simulation at a time, each collective simulated once, and one whose
+// simulation failed in the batch simulated alone when its point asks. A stand-in simulator (a function of
+// the schedule) keeps SimGrid out of it.
+TEST(Scenario, SimulatedPointsBatchTheirCollectives) {
+  const Scenario s = parse_scenario(R"(name: batch
+topology: {preset: dgx_a100, nodes: [1, 2, 4]}
+workload: resnet50
+compute: {gpu: a100}
+communication: {algorithm: [ring, tree, auto]}
+backend: [sim, ab]
+)",
+                                    "batch.yaml", "");
+  auto stand_in = [](const CompactSchedule& schedule, Protocol protocol) {
+    return 1e-3 + static_cast<double>(schedule.spec.count) * 1e-10 * schedule.world_size() +
+           1e-6 * static_cast<int>(protocol) + (schedule.algorithm == "tree" ? 2e-4 : 0.0);
+  };
+  int alone = 0;
+  PredictOptions options;
+  options.simulate = [&](const CompactSchedule& schedule, const topo::Topology&, Protocol protocol) {
+    ++alone;
+    return stand_in(schedule, protocol);
+  };
+  options.jobs = 1;  // one process: no batch
+  const nlohmann::json serial = results_json(s, predict_scenario(s, options));
+  const int simulations = alone;
+  ASSERT_GT(simulations, 3);
+
+  std::vector<std::size_t> batch_sizes;
+  std::set<std::pair<const CompactSchedule*, int>> batched;
+  bool fail_one = false;
+  options.simulate_batch = [&](const std::vector<TimedSchedule>& jobs, int parallel) {
+    EXPECT_EQ(parallel, 2);
+    batch_sizes.push_back(jobs.size());
+    std::vector<double> seconds;
+    for (const TimedSchedule& job : jobs) {
+      EXPECT_TRUE(batched.insert({job.schedule, static_cast<int>(job.protocol)}).second) << "asked twice";
+      seconds.push_back(stand_in(*job.schedule, job.protocol));
+    }
+    if (fail_one) seconds.front() = std::numeric_limits<double>::quiet_NaN();
+    return seconds;
+  };
+  options.jobs = 2;
+  alone = 0;
+  EXPECT_EQ(results_json(s, predict_scenario(s, options)), serial);
+  EXPECT_EQ(batch_sizes, std::vector<std::size_t>{static_cast<std::size_t>(simulations)});
+  EXPECT_EQ(alone, 0) << "every simulation was in the batch";
+
+  // A simulation that failed in the batch runs alone for the point that needs it; the rest come from it.
+  batch_sizes.clear(), batched.clear();
+  fail_one = true;
+  alone = 0;
+  EXPECT_EQ(results_json(s, predict_scenario(s, options)), serial);
+  EXPECT_EQ(alone, 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
@@ -121,6 +122,37 @@ TEST(SimPatterns, TreesAndExplicitPassesRunOpByOp) {
     const Times x = times(s, t);
     EXPECT_EQ(x.fast_s, x.exact_s) << algorithm;
   }
+}
+
+// A batch runs each simulation in its own process, several at once and the longest first: each outcome is
+// what simulating that job alone gives, to the bit, in the jobs' order.
+TEST(SimPatterns, ABatchIsEachSimulationOnItsOwn) {
+  const topo::Topology one = topo::make_preset("dgx_a100:1");
+  const topo::Topology two = topo::make_preset("dgx_a100:2");
+  const std::vector<CompactSchedule> schedules{plan(one, "ring", 1ULL << 20), plan(two, "tree", 16ULL << 20),
+                                               plan(two, "ring", 4ULL << 20), plan(one, "tree", 64ULL << 10)};
+  std::vector<sim::BatchJob> jobs;
+  std::vector<double> alone_s;
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    const topo::Topology& t = schedules[i].world_size() == 8 ? one : two;
+    sim::SimParams params;
+    params.protocol = i % 2 == 0 ? Protocol::Simple : Protocol::LL128;
+    params.by_pattern = i == 2;  // the two-node ring by pattern, the rest op by op
+    jobs.push_back({&schedules[i], &t, params});
+    alone_s.push_back(sim::simulate_compact(schedules[i], t, params).total_s);
+  }
+  for (int parallel : {1, 3}) {
+    const std::vector<sim::BatchOutcome> out = sim::simulate_compact_batch(jobs, parallel);
+    ASSERT_EQ(out.size(), jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      ASSERT_TRUE(out[i].result) << out[i].error;
+      EXPECT_EQ(out[i].result->total_s, alone_s[i]) << "job " << i << ", " << parallel << " at once";
+      EXPECT_EQ(out[i].result->bytes_sent, compact_bytes_sent(schedules[i]));
+    }
+  }
+  // A topology too small for its schedule is refused before anything runs.
+  jobs.push_back({&schedules[1], &one, {}});
+  EXPECT_THROW(sim::simulate_compact_batch(jobs, 2), ConfigError);
 }
 
 }  // namespace

@@ -132,7 +132,9 @@ TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
     const double simulated = run.simulated.total_s, modelled = run.modelled_s;
     const std::string what = fmt::format("{} B: sim {} s, α-β {} s", bytes, simulated, modelled);
     EXPECT_LE(simulated, 1.03 * modelled) << what;
-    if (bytes >= (64ULL << 20)) EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << what;
+    if (bytes >= (64ULL << 20)) {
+      EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << what;
+    }
     EXPECT_EQ(run.simulated.bytes_sent, bytes_sent_per_rank(s));
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "engine/ir/compact.hpp"
 #include "engine/model/protocol.hpp"
@@ -14,5 +15,16 @@ namespace cclab {
 // `protocol` is concrete (not Auto): what the caller's α-β selection chose.
 using ScheduleTimer =
     std::function<double(const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol)>;
+
+// Several schedules timed in one call, so that a backend can time them side by side (SimGrid: a process
+// each, `parallel` at once). Times in the jobs' order, each what ScheduleTimer would return; NaN where the
+// timing failed (timing that schedule alone says why).
+struct TimedSchedule {
+  const CompactSchedule* schedule = nullptr;
+  const topo::Topology* topology = nullptr;
+  Protocol protocol = Protocol::Raw;
+};
+using ScheduleBatchTimer =
+    std::function<std::vector<double>(const std::vector<TimedSchedule>& jobs, int parallel)>;
 
 }  // namespace cclab

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -64,11 +65,32 @@ class CollectiveTimes {
       if (!options_.simulate)
         throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
       // The simulator prices messages with the protocol the α-β selection chose.
-      auto [it, fresh] = simulated_.try_emplace({c.schedule.get(), static_cast<int>(c.protocol)}, 0.0);
+      const std::pair key{c.schedule.get(), static_cast<int>(c.protocol)};
+      if (collecting_) {
+        if (!simulated_.contains(key) && wanted_keys_.insert(key).second)
+          wanted_.push_back({c.schedule.get(), p.topology.get(), c.protocol});
+        return c;  // the α-β time stands in until the simulations have run
+      }
+      auto [it, fresh] = simulated_.try_emplace(key, 0.0);
       if (fresh) it->second = options_.simulate(*c.schedule, *p.topology, c.protocol);
       seconds = it->second;
     }
     return c;
+  }
+
+  // While collecting, time() notes each simulation a point asks for instead of running it.
+  void collect(bool on) { collecting_ = on; }
+  // Runs the noted simulations side by side. One that failed is left out: the point that asks for it runs
+  // it alone, and fails with its reason.
+  void simulate_collected(const ScheduleBatchTimer& batch, int parallel) {
+    if (wanted_.empty()) return;
+    const std::vector<double> seconds = batch(wanted_, parallel);
+    for (std::size_t i = 0; i < wanted_.size(); ++i) {
+      if (std::isnan(seconds[i])) continue;
+      simulated_.emplace(std::pair{wanted_[i].schedule, static_cast<int>(wanted_[i].protocol)}, seconds[i]);
+    }
+    wanted_.clear();
+    wanted_keys_.clear();
   }
 
   // The collective times of one point, as the step model asks for them.
@@ -116,6 +138,9 @@ class CollectiveTimes {
   const topo::Topology* planning_on_ = nullptr;  // the topology of the choose() in progress
   std::map<std::pair<int, double>, Selector> selectors_;
   std::map<std::pair<const CompactSchedule*, int>, double> simulated_;  // the selector owns the schedules
+  bool collecting_ = false;
+  std::vector<TimedSchedule> wanted_;  // noted while collecting, in the order the points asked
+  std::set<std::pair<const CompactSchedule*, int>> wanted_keys_;
 };
 
 std::string summarize_algorithms(const StepPrediction& p) {
@@ -177,26 +202,29 @@ Outcomes predict_points(const Scenario& scenario, const PredictOptions& options,
   std::mutex progress_mutex;
   std::size_t done = 0;
   // One point, with its own worker's selectors and caches.
+  auto point_result = [&](std::size_t i, CollectiveTimes& times) {
+    const ScenarioPoint& p = scenario.points[i];
+    // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
+    auto step_on = [&](const ScenarioPoint& world) {
+      return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(),
+                          times.timer_for(world), p.sync, p.stragglers.active() ? p.stragglers.factor : 1.0);
+    };
+    PointResult r{&p, step_on(p), "", std::nullopt};
+    r.bucket_algorithms = summarize_algorithms(r.prediction);
+    if (p.lost.active()) {
+      // The survivors' world: the same point on the smaller topology, its collectives planned anew.
+      ScenarioPoint after = p;
+      after.topology = p.shrunk_topology;
+      const StepPrediction shrunk = step_on(after);
+      r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
+                                  r.prediction.step_s, shrunk.step_s);
+    }
+    return r;
+  };
   auto predict_point = [&](std::size_t i, CollectiveTimes& times) {
     const ScenarioPoint& p = scenario.points[i];
     try {
-      // The step on `world` (this point, or its survivors after a loss): same workload, its own collectives.
-      auto step_on = [&](const ScenarioPoint& world) {
-        return predict_step(*p.workload, resolved_compute(world), p.fusion, world.gpus(),
-                            times.timer_for(world), p.sync,
-                            p.stragglers.active() ? p.stragglers.factor : 1.0);
-      };
-      PointResult r{&p, step_on(p), "", std::nullopt};
-      r.bucket_algorithms = summarize_algorithms(r.prediction);
-      if (p.lost.active()) {
-        // The survivors' world: the same point on the smaller topology, its collectives planned anew.
-        ScenarioPoint after = p;
-        after.topology = p.shrunk_topology;
-        const StepPrediction shrunk = step_on(after);
-        r.elastic = elastic_outcome(p.lost, p.gpus(), after.gpus(), p.compute.batch_per_gpu,
-                                    r.prediction.step_s, shrunk.step_s);
-      }
-      results[i] = std::move(r);
+      results[i] = point_result(i, times);
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -230,6 +258,26 @@ Outcomes predict_points(const Scenario& scenario, const PredictOptions& options,
   }
   {
     CollectiveTimes times(options, worker_stats.back(), planned);
+    const std::size_t sim_points =
+        static_cast<std::size_t>(std::count_if(simulated.begin(), simulated.end(), [&](std::size_t i) {
+          return scenario.points[i].backend == TimeBackend::Sim;
+        }));
+    const int processes = options.jobs > 0 ? options.jobs : static_cast<int>(cores);
+    if (options.simulate_batch && options.simulate && sim_points > 0 && processes > 1) {
+      // A dry run of the sim points (α-β times standing in) finds the collectives they simulate; those run
+      // side by side, and the points then take their times from the cache. A point that asks for one more
+      // (its buckets depend on the times) simulates it on its own: the results are a serial run's.
+      times.collect(true);
+      for (std::size_t i : simulated) {
+        if (scenario.points[i].backend != TimeBackend::Sim) continue;
+        try {
+          (void)point_result(i, times);
+        } catch (...) {  // the point's own run below reports it
+        }
+      }
+      times.collect(false);
+      times.simulate_collected(options.simulate_batch, processes);
+    }
     for (std::size_t i : simulated)
       predict_point(i, times);
   }

@@ -44,9 +44,13 @@ struct PredictOptions {
   bool progress = false;  // a progress line on stderr
   VerifyPolicy verify;
   ScheduleTimer simulate;  // for points with `backend: sim`; empty: such points are refused
-  // Threads for the α-β points (0: one per core). Points are independent, so the results are the same as one
-  // thread's, in the scenario's order; `backend: sim` points run on the calling thread afterwards (the
-  // simulator forks a process per run, which a process with other threads running must not).
+  // The same simulator for many schedules at once. Where set, the `backend: sim` points' collectives are
+  // simulated side by side first (`jobs` processes at once), then the points are predicted from those times.
+  ScheduleBatchTimer simulate_batch;
+  // Threads for the α-β points and processes for the simulations (0: one per core). Points are independent,
+  // so the results are the same as one thread's, in the scenario's order. `backend: sim` points run on the
+  // calling thread after the α-β ones (the simulator forks its processes, which a process with other
+  // threads running must not).
   int jobs = 0;
 };
 
