@@ -1,5 +1,10 @@
 // `cclab sim`: nccl-tests-style sweep of a collective over sizes, simulated in SimGrid, per algorithm.
 
+#include <algorithm>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -30,6 +35,7 @@ struct SimArgs {
   bool by_pattern = false;
   std::string json;  // -J: nccl-tests' JSON schema
   std::string csv;
+  int jobs = 0;  // SimGrid processes at once; 0: one per core
 };
 
 std::uint64_t size_arg(const std::string& text, const char* flag) {
@@ -75,59 +81,98 @@ void run_sim(const SimArgs& args) {
              to_string(probe.op));
   fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12} {:>8}\n", "algorithm", "size(B)",
              "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)", "protocol");
-  double busbw_sum = 0;
-  int points = 0, op_by_op_points = 0;
-  bool dumped = false;
+  // Every point planned first, then simulated: the platform dump (first point) and the timeline (last point,
+  // op by op) on their own, the rest side by side (a SimGrid process each, `--jobs` at once).
+  struct Point {
+    std::string name;
+    CollectiveSpec spec;
+    std::string not_applicable;  // why the algorithm does not apply; empty if it does
+    std::optional<VerifiedSchedule> schedule;
+    ProtocolRun modelled;
+    sim::SimParams params;
+    RunResult simulated;
+  };
+  std::vector<Point> sweep;
   for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= args.factor) {
-    const std::uint64_t count = bytes / elem;
-    const CollectiveSpec spec = args.collective.spec(topology, std::to_string(count * elem));
+    const CollectiveSpec spec = args.collective.spec(topology, std::to_string(bytes / elem * elem));
     for (const std::string& name : names) {
+      Point& p = sweep.emplace_back(Point{name, spec, "", std::nullopt, {}, params, {}});
       // plan_compact resolves a selection (auto, nccl, an NCCL_ALGO name) from one cost table; the schedule
       // names the algorithm it chose.
       PlannedCompact planned = plan_compact(spec, topology, name, options, params.compute);
       if (!planned.schedule) {
-        fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", name, count * elem, count, planned.reason);
+        p.not_applicable = planned.reason;
         continue;
       }
-      const VerifiedSchedule verified = verify_compact(std::move(*planned.schedule));
-      const CompactSchedule& schedule = verified.compact();
+      p.schedule.emplace(verify_compact(std::move(*planned.schedule)));
       // The protocol (auto: the α-β model's cheapest for this schedule) prices both the simulation and α-β.
-      const ProtocolRun modelled_run =
-          cheapest(estimate_compact_cost_by_protocol(schedule, topology, params.compute));
-      sim::SimParams run_params = params;
-      run_params.protocol = modelled_run.protocol;
-      if (!args.dump_platform.empty() && !dumped)
-        run_params.platform_xml_path = args.dump_platform, dumped = true;
-      // A timeline needs per-op times, so op by op; the last point wins (largest size, last algorithm).
-      RunResult simulated;
-      if (!args.timeline.empty()) {
-        const Schedule ops = to_explicit(schedule);
-        run_params.by_pattern = false;
-        simulated = sim::simulate(ops, topology, run_params);
-        write_chrome_trace_file(ops, simulated, args.timeline, TraceOptions{"sim", 0});
-      } else {
-        simulated = sim::simulate_compact(schedule, topology, run_params);
-      }
-      op_by_op_points += sim::simulates_by_pattern(schedule, run_params) ? 0 : 1;
-      const double modelled = modelled_run.run.total_s;
-      const double algbw = simulated.total_s > 0 ? count * elem / simulated.total_s / 1e9 : 0;
-      const double busbw = algbw * busbw_factor(spec.collective, spec.world_size);
-      busbw_sum += busbw, ++points;
-      log.rows.push_back(NcclTestsRow{count * elem,
-                                      count,
-                                      nccl_tests_type(spec.dtype),
-                                      std::string(to_string(spec.op)),
-                                      simulated.total_s * 1e6,
-                                      algbw,
-                                      busbw,
-                                      {},
-                                      {}});
-      fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
-                 name == schedule.algorithm ? name : name + ":" + schedule.algorithm, count * elem, count,
-                 to_string(spec.dtype), to_string(spec.op), simulated.total_s * 1e6, algbw, busbw,
-                 modelled * 1e6, to_string(modelled_run.protocol));
+      p.modelled =
+          cheapest(estimate_compact_cost_by_protocol(p.schedule->compact(), topology, params.compute));
+      p.params.protocol = p.modelled.protocol;
+      // A timeline needs per-op times: every point op by op, so that all rows are alike.
+      if (!args.timeline.empty()) p.params.by_pattern = false;
     }
     if (bytes > max_bytes / args.factor) break;
+  }
+  std::vector<std::size_t> planned;
+  for (std::size_t i = 0; i < sweep.size(); ++i)
+    if (sweep[i].schedule) planned.push_back(i);
+  std::optional<std::size_t> dump_at, timeline_at;
+  if (!args.dump_platform.empty() && !planned.empty()) {
+    dump_at = planned.front();
+    sweep[*dump_at].params.platform_xml_path = args.dump_platform;
+    sweep[*dump_at].simulated =
+        sim::simulate_compact(sweep[*dump_at].schedule->compact(), topology, sweep[*dump_at].params);
+  }
+  if (!args.timeline.empty() && !planned.empty()) {
+    timeline_at = planned.back();
+    Point& last = sweep[*timeline_at];
+    const Schedule ops = to_explicit(last.schedule->compact());
+    last.simulated = sim::simulate(ops, topology, last.params);
+    write_chrome_trace_file(ops, last.simulated, args.timeline, TraceOptions{"sim", 0});
+  }
+  std::vector<sim::BatchJob> jobs;
+  std::vector<std::size_t> job_point;
+  for (std::size_t i : planned) {
+    if (i == dump_at || i == timeline_at) continue;
+    jobs.push_back({&sweep[i].schedule->compact(), &topology, sweep[i].params});
+    job_point.push_back(i);
+  }
+  const int parallel =
+      args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<sim::BatchOutcome> outcomes = sim::simulate_compact_batch(jobs, parallel);
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (!outcomes[k].result) throw BackendError(outcomes[k].error);
+    sweep[job_point[k]].simulated = std::move(*outcomes[k].result);
+  }
+
+  double busbw_sum = 0;
+  int points = 0, op_by_op_points = 0;
+  for (const Point& p : sweep) {
+    const std::uint64_t count = p.spec.count;
+    if (!p.schedule) {
+      fmt::print("  {:>16} {:>12} {:>12}  n/a: {}\n", p.name, count * elem, count, p.not_applicable);
+      continue;
+    }
+    const CompactSchedule& schedule = p.schedule->compact();
+    op_by_op_points += sim::simulates_by_pattern(schedule, p.params) ? 0 : 1;
+    const double total_s = p.simulated.total_s;
+    const double algbw = total_s > 0 ? count * elem / total_s / 1e9 : 0;
+    const double busbw = algbw * busbw_factor(p.spec.collective, p.spec.world_size);
+    busbw_sum += busbw, ++points;
+    log.rows.push_back(NcclTestsRow{count * elem,
+                                    count,
+                                    nccl_tests_type(p.spec.dtype),
+                                    std::string(to_string(p.spec.op)),
+                                    total_s * 1e6,
+                                    algbw,
+                                    busbw,
+                                    {},
+                                    {}});
+    fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
+               p.name == schedule.algorithm ? p.name : p.name + ":" + schedule.algorithm, count * elem, count,
+               to_string(p.spec.dtype), to_string(p.spec.op), total_s * 1e6, algbw, busbw,
+               p.modelled.run.total_s * 1e6, to_string(p.modelled.protocol));
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {
@@ -135,7 +180,7 @@ void run_sim(const SimArgs& args) {
                points, op_by_op_points,
                op_by_op_points > 0 ? " (tree or explicit passes, --timeline or --dump-platform)" : "");
   }
-  if (dumped) fmt::print("# platform written to {}\n", args.dump_platform);
+  if (dump_at) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
     // What produced the file, in nccl-tests' "args" (after the program name).
     const std::vector<std::string> argv = {"cclab-sim",
@@ -158,7 +203,7 @@ void run_sim(const SimArgs& args) {
     write_output_file(args.csv, format_nccl_tests_csv(log), "CSV");
     fmt::print("# CSV written to {}\n", args.csv);
   }
-  if (!args.timeline.empty()) fmt::print("# timeline of the last point written to {}\n", args.timeline);
+  if (timeline_at) fmt::print("# timeline of the last point written to {}\n", args.timeline);
 }
 
 }  // namespace
@@ -190,6 +235,9 @@ void add_sim_command(CLI::App& app) {
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "simulations run side by side, a SimGrid process each (default 0: one per core; the output "
+                  "is the same for any count)");
   cmd->callback([args] { run_sim(*args); });
 }
 
