@@ -52,9 +52,10 @@ std::vector<topo::Route> routes_of(const topo::Topology& t, const RankPairs& pai
 
 }  // namespace
 
-void build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed,
-                    const std::function<ProtocolLink(int, int)>& protocol_link,
-                    const std::vector<SwitchRank>& switch_ranks) {
+RouteLatencies build_platform(const topo::Topology& t, int world_size, const RankPairs& pairs,
+                              double host_speed, const std::function<ProtocolLink(int, int)>& protocol_link,
+                              const std::vector<SwitchRank>& switch_ranks) {
+  RouteLatencies latencies;
   sg4::NetZone* zone = sg4::create_full_zone(t.name());
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < world_size; ++r)
@@ -64,9 +65,7 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
   const auto link_of = [&](std::size_t id) {
     auto [it, fresh] = links.try_emplace(id, nullptr);
     if (fresh) {
-      it->second = zone->create_split_duplex_link(link_name(id), t.effective_bandwidth_Bps(id))
-                       ->set_latency(t.effective_latency_s(id))
-                       ->seal();
+      it->second = zone->create_split_duplex_link(link_name(id), t.effective_bandwidth_Bps(id))->seal();
     }
     return it->second;
   };
@@ -93,6 +92,8 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
                     {hop(port.up)}, false);
     zone->add_route(background_hosts[sw]->get_netpoint(), hosts[r]->get_netpoint(), nullptr, nullptr,
                     {hop(port.down)}, false);
+    latencies.switch_s_[RouteLatencies::key(r, static_cast<int>(sw))] = {
+        t.effective_latency_s(port.up.link), t.effective_latency_s(port.down.link)};
   }
   std::set<std::pair<topo::VertexId, topo::VertexId>> background_routes;
   for (const auto& flow : t.background()) {
@@ -107,25 +108,28 @@ void build_platform(const topo::Topology& t, int world_size, const RankPairs& pa
   }
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     std::vector<sg4::LinkInRoute> hops;
+    double latency_s = 0;
     for (const auto& h : routes[i].hops) {
       hops.emplace_back(links.at(h.link),
                         h.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      latency_s += t.effective_latency_s(h.link);
     }
     const ProtocolLink extra =
         protocol_link ? protocol_link(pairs[i].first, pairs[i].second) : ProtocolLink{};
-    if (extra.latency_s > 0 || std::isfinite(extra.bandwidth_Bps)) {
+    latency_s += extra.latency_s;
+    if (std::isfinite(extra.bandwidth_Bps)) {
       // Private to the pair; a fat pipe, so that its ceiling applies to each message alone.
-      const double bandwidth = std::isfinite(extra.bandwidth_Bps) ? extra.bandwidth_Bps : 1e18;
-      hops.emplace_back(
-          zone->create_link(fmt::format("protocol{}-{}", pairs[i].first, pairs[i].second), bandwidth)
-              ->set_latency(extra.latency_s)
-              ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-              ->seal());
+      hops.emplace_back(zone->create_link(fmt::format("protocol{}-{}", pairs[i].first, pairs[i].second),
+                                          extra.bandwidth_Bps)
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                            ->seal());
     }
     zone->add_route(hosts[pairs[i].first]->get_netpoint(), hosts[pairs[i].second]->get_netpoint(), nullptr,
                     nullptr, hops, false);
+    latencies.pair_s_[RouteLatencies::key(pairs[i].first, pairs[i].second)] = latency_s;
   }
   zone->seal();
+  return latencies;
 }
 
 std::string platform_xml(const topo::Topology& t, int world_size, const RankPairs& pairs, double host_speed) {

@@ -99,10 +99,12 @@ class Driver {
   // `costs`: the α-β model's connections of `s` under the protocol, for a pipelined one; `ports`: where each
   // rank's switch ops reduce (reduction_ports).
   Driver(const Schedule& s, const topo::Topology& topology, const std::vector<sg4::Host*>& hosts,
-         const SimParams& params, std::optional<ConnectionCosts> costs, const SwitchPorts& ports)
+         const RouteLatencies& latencies, const SimParams& params, std::optional<ConnectionCosts> costs,
+         const SwitchPorts& ports)
       : s_(s),
         topology_(topology),
         hosts_(hosts),
+        latencies_(latencies),
         protocol_(params.protocol),
         pipelined_(is_pipelined(params.protocol)),
         family_(algorithm_family(s.spec.collective, s.algorithm)),
@@ -130,12 +132,15 @@ class Driver {
     if (!instances_.empty()) {
       for (int kind = 0; kind < 2; ++kind) {
         switch_hosts_[kind].assign(world, nullptr);
+        switch_trip_s_[kind].assign(world, {0.0, 0.0});
         port_latency_s_[kind].assign(world, 0.0);
         switch_factor_[kind].assign(world, 1.0);
         for (int r = 0; r < world; ++r) {
           if (!ports.of[kind][r]) continue;
           const ReductionPort& reduction = *ports.of[kind][r];
           switch_hosts_[kind][r] = sg4::Host::by_name(switch_host(topology, reduction.port));
+          switch_trip_s_[kind][r] = {latencies.to_switch(r, reduction.port),
+                                     latencies.from_switch(r, reduction.port)};
           // The flows up and down pay the port link's latency once each; the rest of the trip lands after.
           port_latency_s_[kind][r] =
               std::max(0.0, reduction.latency_s - topology.effective_latency_s(reduction.port.link));
@@ -357,10 +362,23 @@ class Driver {
       }
       conn.ready.pop_front();
       ++conn.in_flight;
-      auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
       // The protocol's flags and line format travel too: bytes / efficiency on the wire.
-      comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload * wire_factor_)));
-      launch(comm, t);
+      transmit(hosts_[t.rank], hosts_[t.peer], payload * wire_factor_, latencies_.between(t.rank, t.peer), t);
+    }
+  }
+
+  // A message: its bytes enter the network once its route latency has passed (the platform's links carry
+  // none, sim/platform.hpp), and share the links by max-min with every flow alike.
+  void transmit(sg4::Host* from, sg4::Host* to, double wire_bytes, double latency_s, const Task& task) {
+    auto start = [this, from, to, wire_bytes, task] {
+      auto comm = sg4::Comm::sendto_init(from, to);
+      comm->set_payload_size(static_cast<std::uint64_t>(std::llround(wire_bytes)));
+      launch(comm, task);
+    };
+    if (latency_s > 0) {
+      simgrid::kernel::timer::Timer::set(now() + latency_s, std::move(start));
+    } else {
+      start();
     }
   }
 
@@ -379,11 +397,11 @@ class Driver {
       for (const bool up : {true, false}) {
         const int kind = instance_kind_[instance];
         const double payload = (up == reduce ? all_bytes : own) * switch_factor_[kind][m.rank];
-        auto comm = up ? sg4::Comm::sendto_init(hosts_[m.rank], switch_hosts_[kind][m.rank])
-                       : sg4::Comm::sendto_init(switch_hosts_[kind][m.rank], hosts_[m.rank]);
-        comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload)));
         ++instance_flows_[instance];
-        launch(comm, Task{Task::Switch, -1, instance});
+        sg4::Host* const sw = switch_hosts_[kind][m.rank];
+        transmit(up ? hosts_[m.rank] : sw, up ? sw : hosts_[m.rank], payload,
+                 up ? switch_trip_s_[kind][m.rank].first : switch_trip_s_[kind][m.rank].second,
+                 Task{Task::Switch, -1, instance});
       }
     }
   }
@@ -402,6 +420,7 @@ class Driver {
   const Schedule& s_;
   const topo::Topology& topology_;
   const std::vector<sg4::Host*>& hosts_;
+  const RouteLatencies& latencies_;
   Protocol protocol_;
   bool pipelined_;
   AlgorithmFamily family_;
@@ -419,6 +438,7 @@ class Driver {
   // flows, the switch it reduces in, the bytes on its port's wire per payload byte.
   std::array<std::vector<double>, 2> port_latency_s_;
   std::array<std::vector<sg4::Host*>, 2> switch_hosts_;
+  std::array<std::vector<std::pair<double, double>>, 2> switch_trip_s_;  // the port link's latency up, down
   std::array<std::vector<double>, 2> switch_factor_;
   std::vector<int> instance_kind_;  // per switch instance
   std::unordered_map<std::uint64_t, Connection> connections_;
@@ -485,9 +505,10 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   for (int r = 0; r < world; ++r)
     for (const auto& of_kind : ports.of)
       if (of_kind[r]) switch_ranks.push_back({r, of_kind[r]->port});
-  build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, switch_ranks);
+  const RouteLatencies latencies =
+      build_platform(t, world, pairs_of(s), host_speed_of(params), protocol_link, switch_ranks);
   const std::vector<sg4::Host*> hosts = hosts_of(t, world);
-  Driver driver(s, t, hosts, params, std::move(costs), ports);
+  Driver driver(s, t, hosts, latencies, params, std::move(costs), ports);
   sg4::Activity::on_completion_cb([&driver](const sg4::Activity& a) { driver.on_completion(a); });
   driver.start_all();
   engine->run();
@@ -498,13 +519,12 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 
 // The rate (bytes/s on the wire) of each of `flows`, running together and alone on the platform, as SimGrid's
 // max-min sharing solves it: every flow starts with a payload too large to finish, and its rate is what it
-// moves between two instants after the longest route latency, while nothing starts or ends. The flows are
-// cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling them in
-// its next run, so they are kept alive in `cancelled` until the engine is done.
+// moves over a window in which nothing starts or ends (the links carry no latency, sim/platform.hpp). The
+// flows are cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling
+// them in its next run, so they are kept alive in `cancelled` until the engine is done.
 std::vector<double> solve_pattern(sg4::Engine& engine,
                                   const std::vector<std::pair<sg4::Host*, sg4::Host*>>& flows,
                                   std::vector<sg4::CommPtr>& cancelled) {
-  constexpr double kSettleS = 1.0;    // beyond any route's latency (µs to ms)
   constexpr double kWindowS = 100.0;  // kEndlessBytes is far more than 100 s of the fastest link moves
   std::vector<sg4::CommPtr> comms;
   comms.reserve(flows.size());
@@ -513,15 +533,10 @@ std::vector<double> solve_pattern(sg4::Engine& engine,
     comms.back()->set_payload_size(static_cast<std::uint64_t>(kEndlessBytes));
     comms.back()->start();
   }
-  const double t0 = sg4::Engine::get_clock();
-  engine.run_until(t0 + kSettleS);
-  std::vector<double> remaining(flows.size());
-  for (std::size_t i = 0; i < flows.size(); ++i)
-    remaining[i] = comms[i]->get_remaining();
-  engine.run_until(t0 + kSettleS + kWindowS);
+  engine.run_until(sg4::Engine::get_clock() + kWindowS);
   std::vector<double> rates(flows.size());
   for (std::size_t i = 0; i < flows.size(); ++i) {
-    rates[i] = (remaining[i] - comms[i]->get_remaining()) / kWindowS;
+    rates[i] = (kEndlessBytes - comms[i]->get_remaining()) / kWindowS;
     if (!(rates[i] > 0)) {
       throw BackendError(fmt::format("simulator: the flow {} -> {} did not move in SimGrid",
                                      flows[i].first->get_name(), flows[i].second->get_name()));
