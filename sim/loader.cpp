@@ -31,8 +31,9 @@ RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology
   return load_module().simulate_compact(schedule, topology, params);
 }
 
-std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel) {
-  return load_module().simulate_compact_batch(jobs, parallel);
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
+                                                 const BatchProgress& finished) {
+  return load_module().simulate_compact_batch(jobs, parallel, finished);
 }
 
 }  // namespace cclab::sim

@@ -14,7 +14,8 @@ struct ModuleEntry {
   RunResult (*simulate)(const Schedule& schedule, const topo::Topology& topology, const SimParams& params);
   RunResult (*simulate_compact)(const CompactSchedule& schedule, const topo::Topology& topology,
                                 const SimParams& params);
-  std::vector<BatchOutcome> (*simulate_compact_batch)(const std::vector<BatchJob>& jobs, int parallel);
+  std::vector<BatchOutcome> (*simulate_compact_batch)(const std::vector<BatchJob>& jobs, int parallel,
+                                                      const BatchProgress& finished);
 };
 inline constexpr const char* kModuleFile = "libcclab-sim.so";
 inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v3";

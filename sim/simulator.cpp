@@ -727,7 +727,7 @@ RunResult run_forked(const std::function<RunResult()>& simulation) {
 // until it is read). Outcomes by simulation index.
 std::vector<BatchOutcome> run_forked_all(const std::vector<std::size_t>& order,
                                          const std::function<RunResult(std::size_t)>& simulation,
-                                         int parallel) {
+                                         int parallel, const BatchProgress& finished) {
   std::vector<BatchOutcome> out(order.size());
   std::vector<std::pair<std::size_t, Child>> running;
   std::size_t next = 0;
@@ -738,6 +738,7 @@ std::vector<BatchOutcome> run_forked_all(const std::vector<std::size_t>& order,
         running.emplace_back(i, start_child([&, i] { return simulation(i); }));
       } catch (const std::exception& e) {
         out[i].error = e.what();
+        if (finished) finished(i);
       }
     }
     std::vector<pollfd> fds;
@@ -757,6 +758,7 @@ std::vector<BatchOutcome> run_forked_all(const std::vector<std::size_t>& order,
       } catch (const std::exception& e) {
         out[index].error = e.what();
       }
+      if (finished) finished(index);
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
@@ -800,7 +802,8 @@ RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology
   return result;
 }
 
-std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel) {
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
+                                                 const BatchProgress& finished) {
   for (const BatchJob& job : jobs) {
     CCLAB_ENFORCE(job.params.platform_xml_path.empty(), "a batch of simulations writes no platform file");
     check_fits(*job.topology, job.schedule->world_size());
@@ -826,7 +829,7 @@ std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jo
           return run_patterns(*job.schedule, *job.topology, job.params);
         return run_in_simgrid(to_explicit(*job.schedule), *job.topology, job.params);
       },
-      parallel);
+      parallel, finished);
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (out[i].result) out[i].result->bytes_sent = compact_bytes_sent(*jobs[i].schedule);
   return out;

@@ -8,7 +8,10 @@
 //   - a recv_reduce completes when its reduction (after the transfer) does.
 // Concurrent transfers share links by SimGrid's max-min fairness, which is what the α-β model cannot see.
 //
-// Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off. SimGrid's
+// Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off, every flow
+// weighing the same: the platform's links carry no latency (CM02 would weigh a flow by the inverse of its
+// route latency, as TCP shares by RTT) and each message waits its route's latency before its bytes enter the
+// network (sim/platform.hpp). SimGrid's
 // default LV08 multiplies latency by 13.01 and bandwidth by 0.97 to mimic TCP slow start and headers; NVLink
 // and RDMA have neither, and protocol efficiency and per-message costs live in the topology's link models
 // and in SimParams::protocol instead, so the simulator and the α-β model see the same links and messages.
@@ -26,13 +29,14 @@
 // full, which short pipelines on deep trees rarely are (all-at-once sharing overstates their time by up to
 // 3x); explicit passes (halving-doubling, chains, loaded JSON) change flows every step. Schedules with either
 // run op by op. Known gap: where a ring is latency-bound with several channels on a link, the op-level
-// simulation lets a transfer use the moments the others spend in latency, and comes out up to 22 % faster
+// simulation lets a transfer use the moments the others spend in latency, and comes out up to 5 % faster
 // (docs/simulation.md, "Pattern-level mode").
 //
 // SimGrid keeps global state per process, so every simulation runs in a forked child process that sends its
 // result back through a pipe; the caller's process never initialises SimGrid.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,9 +87,12 @@ struct BatchOutcome {
   std::string error;
 };
 // Simulates each job as simulate_compact would, each in its own SimGrid process, up to `parallel` processes
-// at once; outcomes in the jobs' order, the same as one at a time. A job whose topology cannot hold its
-// schedule throws ConfigError before anything runs.
-std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel);
+// at once; outcomes in the jobs' order, the same as one at a time. `finished(i)`, when given, is called in
+// the caller's process as job i ends (for progress). A job whose topology cannot hold its schedule throws
+// ConfigError before anything runs.
+using BatchProgress = std::function<void(std::size_t job)>;
+std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
+                                                 const BatchProgress& finished = {});
 // Whether simulate_compact runs `schedule` by pattern under `params`: asked to (by_pattern), no platform
 // file to write, and ring passes only.
 inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {

@@ -19,7 +19,8 @@ inline ScheduleTimer schedule_timer(SimParams params = {}) {
 }
 
 inline ScheduleBatchTimer schedule_batch_timer(SimParams params = {}) {
-  return [params](const std::vector<TimedSchedule>& jobs, int parallel) {
+  return [params](const std::vector<TimedSchedule>& jobs, int parallel,
+                  const std::function<void(std::size_t)>& finished) {
     std::vector<BatchJob> batch;
     batch.reserve(jobs.size());
     for (const TimedSchedule& job : jobs) {
@@ -28,7 +29,7 @@ inline ScheduleBatchTimer schedule_batch_timer(SimParams params = {}) {
     }
     std::vector<double> seconds;
     seconds.reserve(jobs.size());
-    for (const BatchOutcome& outcome : simulate_compact_batch(batch, parallel))
+    for (const BatchOutcome& outcome : simulate_compact_batch(batch, parallel, finished))
       seconds.push_back(outcome.result ? outcome.result->total_s : std::numeric_limits<double>::quiet_NaN());
     return seconds;
   };

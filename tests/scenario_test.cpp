@@ -494,13 +494,15 @@ backend: [sim, ab]
   std::vector<std::size_t> batch_sizes;
   std::set<std::pair<const CompactSchedule*, int>> batched;
   bool fail_one = false;
-  options.simulate_batch = [&](const std::vector<TimedSchedule>& jobs, int parallel) {
+  options.simulate_batch = [&](const std::vector<TimedSchedule>& jobs, int parallel,
+                               const std::function<void(std::size_t)>& finished) {
     EXPECT_EQ(parallel, 2);
     batch_sizes.push_back(jobs.size());
     std::vector<double> seconds;
     for (const TimedSchedule& job : jobs) {
       EXPECT_TRUE(batched.insert({job.schedule, static_cast<int>(job.protocol)}).second) << "asked twice";
       seconds.push_back(stand_in(*job.schedule, job.protocol));
+      if (finished) finished(seconds.size() - 1);
     }
     if (fail_one) seconds.front() = std::numeric_limits<double>::quiet_NaN();
     return seconds;

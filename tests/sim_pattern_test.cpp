@@ -145,8 +145,11 @@ TEST(SimPatterns, ABatchIsEachSimulationOnItsOwn) {
     alone_s.push_back(sim::simulate_compact(schedules[i], t, params).total_s);
   }
   for (int parallel : {1, 3}) {
-    const std::vector<sim::BatchOutcome> out = sim::simulate_compact_batch(jobs, parallel);
+    std::vector<int> ends(jobs.size(), 0);
+    const std::vector<sim::BatchOutcome> out =
+        sim::simulate_compact_batch(jobs, parallel, [&](std::size_t i) { ++ends.at(i); });
     ASSERT_EQ(out.size(), jobs.size());
+    EXPECT_EQ(ends, std::vector<int>(jobs.size(), 1)) << "each job reports its end once";
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       ASSERT_TRUE(out[i].result) << out[i].error;
       EXPECT_EQ(out[i].result->total_s, alone_s[i]) << "job " << i << ", " << parallel << " at once";

@@ -18,13 +18,15 @@ using ScheduleTimer =
 
 // Several schedules timed in one call, so that a backend can time them side by side (SimGrid: a process
 // each, `parallel` at once). Times in the jobs' order, each what ScheduleTimer would return; NaN where the
-// timing failed (timing that schedule alone says why).
+// timing failed (timing that schedule alone says why). `finished`, when given, is called as each job ends
+// (for progress), on the calling thread.
 struct TimedSchedule {
   const CompactSchedule* schedule = nullptr;
   const topo::Topology* topology = nullptr;
   Protocol protocol = Protocol::Raw;
 };
 using ScheduleBatchTimer =
-    std::function<std::vector<double>(const std::vector<TimedSchedule>& jobs, int parallel)>;
+    std::function<std::vector<double>(const std::vector<TimedSchedule>& jobs, int parallel,
+                                      const std::function<void(std::size_t job)>& finished)>;
 
 }  // namespace cclab

@@ -82,9 +82,14 @@ class CollectiveTimes {
   void collect(bool on) { collecting_ = on; }
   // Runs the noted simulations side by side. One that failed is left out: the point that asks for it runs
   // it alone, and fails with its reason.
-  void simulate_collected(const ScheduleBatchTimer& batch, int parallel) {
+  void simulate_collected(const ScheduleBatchTimer& batch, int parallel, bool progress) {
     if (wanted_.empty()) return;
-    const std::vector<double> seconds = batch(wanted_, parallel);
+    std::size_t done = 0;
+    const std::vector<double> seconds = batch(wanted_, parallel, [&](std::size_t) {
+      if (progress)
+        fmt::print(stderr, "\r[{}/{}] collectives simulated, {} at once            ", ++done, wanted_.size(),
+                   parallel);
+    });
     for (std::size_t i = 0; i < wanted_.size(); ++i) {
       if (std::isnan(seconds[i])) continue;
       simulated_.emplace(std::pair{wanted_[i].schedule, static_cast<int>(wanted_[i].protocol)}, seconds[i]);
@@ -276,7 +281,7 @@ Outcomes predict_points(const Scenario& scenario, const PredictOptions& options,
         }
       }
       times.collect(false);
-      times.simulate_collected(options.simulate_batch, processes);
+      times.simulate_collected(options.simulate_batch, processes, options.progress);
     }
     for (std::size_t i : simulated)
       predict_point(i, times);
