@@ -2,7 +2,8 @@
 # cclab sim against SimGrid's own MPI simulator, side by side in one run: the same ring allreduce (SMPI's
 # `lr`: ring reduce-scatter then ring allgather, unpipelined, one ring in rank order; cclab: ring with one
 # channel and no chunking) on the same platform (cclab writes it with --dump-platform --platform-all-pairs)
-# under the same network model (CM02, no cross-traffic, no TCP window), reductions free on both sides
+# under the same network model (CM02, no cross-traffic, no TCP window; cclab weighs every flow the same where
+# CM02 weighs by route latency, which cannot matter here: one flow per link), reductions free on both sides
 # (SMPI: smpi/simulate-computation:no; cclab: --reduce-bw 1000TB/s), no NCCL protocol (--protocol raw).
 # cclab runs twice: op by op (the reference) and by pattern (--fast, docs/simulation.md).
 #

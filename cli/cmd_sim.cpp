@@ -1,5 +1,7 @@
 // `cclab sim`: nccl-tests-style sweep of a collective over sizes, simulated in SimGrid, per algorithm.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -140,7 +142,13 @@ void run_sim(const SimArgs& args) {
   }
   const int parallel =
       args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<sim::BatchOutcome> outcomes = sim::simulate_compact_batch(jobs, parallel);
+  std::size_t done = 0;
+  const bool progress = !jobs.empty() && ::isatty(STDERR_FILENO);
+  std::vector<sim::BatchOutcome> outcomes = sim::simulate_compact_batch(jobs, parallel, [&](std::size_t) {
+    if (progress)
+      fmt::print(stderr, "\r[{}/{}] points simulated, {} at once   ", ++done, jobs.size(), parallel);
+  });
+  if (progress) fmt::print(stderr, "\r{:60}\r", "");
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     if (!outcomes[k].result) throw BackendError(outcomes[k].error);
     sweep[job_point[k]].simulated = std::move(*outcomes[k].result);
