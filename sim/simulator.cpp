@@ -163,16 +163,12 @@ class Driver {
   void start_all() {
     for (int r = 0; r < s_.world_size(); ++r)
       remaining_ops_ += s_.ranks[r].ops.size();
-    // Each stream is a backlogged connection like ours: under a pipelined protocol, its full window of
-    // messages in flight (max-min shares per message, so a stream weighs what one of our connections does).
-    const int window = pipelined_ ? kNcclSteps : 1;
+    // Each stream is a backlogged connection like ours: one flow, always on the wire.
     if (remaining_ops_ > 0) {
       for (const auto& [from, to] : background_streams(topology_)) {
-        for (int m = 0; m < window; ++m) {
-          background_.push_back(sg4::Comm::sendto_init(from, to));
-          background_.back()->set_payload_size(static_cast<std::uint64_t>(kEndlessBytes));
-          background_.back()->start();
-        }
+        background_.push_back(sg4::Comm::sendto_init(from, to));
+        background_.back()->set_payload_size(static_cast<std::uint64_t>(kEndlessBytes));
+        background_.back()->start();
       }
     }
     for (int r = 0; r < s_.world_size(); ++r)
@@ -209,16 +205,16 @@ class Driver {
         }
         break;
       case Task::Transfer: {
-        finish(task.rank, task.op);
-        // Raw: the receiver started before the message left. Pipelined: the data may wait in its buffer until
-        // the receiver reaches the op.
-        if (ranks_[task.peer].started(task.peer_op)) {
-          receive(task.peer, task.peer_op);
-        } else {
-          arrived_.insert(op_key(task.peer, task.peer_op));
-        }
+        // The message's bytes are out: the connection's next message may take the wire while this one
+        // travels its route's latency.
         Connection& conn = connection_of(task);
-        --conn.in_flight;
+        conn.on_wire = false;
+        const double latency_s = latencies_.between(task.rank, task.peer);
+        if (latency_s > 0) {
+          simgrid::kernel::timer::Timer::set(now() + latency_s, [this, task, &conn] { deliver(task, conn); });
+        } else {
+          deliver(task, conn);
+        }
         pump(conn);
         break;
       }
@@ -260,6 +256,7 @@ class Driver {
     int in_flight = 0;
     double wire_free_s = 0;     // pipelined: when the last message admitted has left the sender
     bool wake_pending = false;  // pipelined: a timer to admit the next message is running
+    bool on_wire = false;       // a message's bytes are going out
   };
   static constexpr int kNcclSteps = 8;
   static constexpr double kTimingPrecision_s = 1e-9;  // SimGrid's precision/timing default
@@ -333,14 +330,15 @@ class Driver {
     });
   }
 
-  // Puts the connection's next message on the wire when the previous one has been delivered.
-  // Raw: one message of a connection at a time (store-and-forward). Pipelined: up to NCCL_STEPS = 8 in
-  // flight, each entering the network once the previous one would have left the sender at the connection's
-  // share of its route (the α-β model's wire time: a connection's messages go out one after the other, not
-  // side by side), and sharing the links by max-min with everything else.
+  // Puts the connection's next message on the wire. A connection (a queue pair, an NVLink stream) sends its
+  // messages in order, one on the wire at a time: one flow in the max-min sharing, however many messages it
+  // has in flight, as a neighbour's stream is. Raw: one message in flight (store-and-forward). Pipelined: up
+  // to NCCL_STEPS = 8 in flight (on the wire or travelling its latency), each taking the wire once the
+  // previous one has left it and not before it would have left at the connection's share of its route (the
+  // α-β model's wire time).
   void pump(Connection& conn) {
     const int window = pipelined_ ? kNcclSteps : 1;
-    while (conn.in_flight < window && !conn.ready.empty()) {
+    while (conn.in_flight < window && !conn.ready.empty() && !conn.on_wire) {
       const Task t = conn.ready.front();
       const Op& send = s_.ranks[t.rank].ops[t.op];
       const double payload = send.src.count * elem_;
@@ -362,12 +360,28 @@ class Driver {
       }
       conn.ready.pop_front();
       ++conn.in_flight;
+      conn.on_wire = true;
       // The protocol's flags and line format travel too: bytes / efficiency on the wire.
-      transmit(hosts_[t.rank], hosts_[t.peer], payload * wire_factor_, latencies_.between(t.rank, t.peer), t);
+      auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
+      comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload * wire_factor_)));
+      launch(comm, t);
     }
   }
 
-  // A message: its bytes enter the network once its route latency has passed (the platform's links carry
+  // A message has arrived: its send is done, and its receive too unless the receiver has not reached it
+  // (pipelined: the data waits in its buffer; Raw: the receiver started before the message left).
+  void deliver(const Task& transfer, Connection& conn) {
+    finish(transfer.rank, transfer.op);
+    if (ranks_[transfer.peer].started(transfer.peer_op)) {
+      receive(transfer.peer, transfer.peer_op);
+    } else {
+      arrived_.insert(op_key(transfer.peer, transfer.peer_op));
+    }
+    --conn.in_flight;
+    pump(conn);
+  }
+
+  // A switch flow: its bytes enter the network once its route latency has passed (the platform's links carry
   // none, sim/platform.hpp), and share the links by max-min with every flow alike.
   void transmit(sg4::Host* from, sg4::Host* to, double wire_bytes, double latency_s, const Task& task) {
     auto start = [this, from, to, wire_bytes, task] {

@@ -3,8 +3,9 @@
 // throughput), started when the IR's rules allow:
 //   - an op starts after its deps complete and its channel predecessor starts;
 //   - a transfer starts when both of its ops have started and the previous transfer of its (src, dst,
-//   channel)
-//     connection has completed (messages of a connection are in order, as in the α-β model);
+//     channel) connection has been delivered (Raw), or under NCCL's protocols once its sender has started,
+//     with up to NCCL_STEPS messages of the connection in flight; a connection puts one message on the wire
+//     at a time, in order (one flow, as in the α-β model), and each travels its route latency after;
 //   - a recv_reduce completes when its reduction (after the transfer) does.
 // Concurrent transfers share links by SimGrid's max-min fairness, which is what the α-β model cannot see.
 //

@@ -94,9 +94,8 @@ TEST(SimPatterns, SeeTheContentionTheEvenSplitMisses) {
 // op-level simulation runs them beside the schedule (each a connection with a full window of messages), the
 // pattern solve includes them. By pattern every connection of a phase is busy the whole time; op by op a
 // ring's connection pauses while its next chunk comes from upstream and the neighbour's backlogged streams
-// take the link then, so the pattern is the pessimistic end here (+55 % on this collective since flows share
-// per flow, not by route latency; the shipped neighbour_job scenario's steps differ by 9 %;
-// docs/simulation.md).
+// take the link then, so the pattern is the pessimistic end on this collective (the shipped neighbour_job
+// scenario's steps agree within 2.5 %; docs/simulation.md).
 TEST(SimPatterns, ANeighbourJobSlowsEveryBackend) {
   const std::string base = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,oversub=2";
   const topo::Topology alone = topo::make_preset(base);
