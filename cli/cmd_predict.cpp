@@ -84,8 +84,7 @@ void run_predict(const PredictArgs& args) {
   options.progress = table && ::isatty(STDERR_FILENO);
   if (args.verify == "all") options.verify.full_up_to_ops = SIZE_MAX;
   if (args.verify == "none") options.verify.check = false;
-  options.simulate = simulator_timer(!args.exact);
-  options.simulate_batch = simulator_batch_timer(!args.exact);
+  use_simulator(options, !args.exact);
   options.jobs = args.jobs;
   PredictStats stats;
   const auto distributed = predict_distributed(scenario, options, &stats);
@@ -147,7 +146,8 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option(
          "-j,--jobs", args->jobs,
-         "threads for the α-β points (default 0: one per core; the output is the same for any count)")
+         "threads for the α-β points, SimGrid processes for the simulated ones (default 0: one per core; the "
+         "output is the same for any count)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--exact", args->exact,

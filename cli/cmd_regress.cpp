@@ -178,8 +178,7 @@ int run_regress(const RegressArgs& args) {
       throw ConfigError(fmt::format("{}: scenario name '{}' is used twice", path, scenario.name));
     PredictOptions options;
     options.progress = ::isatty(STDERR_FILENO);
-    options.simulate = simulator_timer(!args.exact);
-    options.simulate_batch = simulator_batch_timer(!args.exact);
+    use_simulator(options, !args.exact);
     options.jobs = args.jobs;
     const auto distributed = predict_distributed(scenario, options);
     if (!distributed) {  // a rank other than 0 of an MPI launch: rank 0 judges and prints
@@ -270,7 +269,9 @@ void add_regress_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--update", args->update, "rewrite the baseline with this run's predictions");
   cmd->add_option("--junit", args->junit, "also write a JUnit XML report to FILE");
-  cmd->add_option("-j,--jobs", args->jobs, "threads for the α-β points (default 0: one per core)")
+  cmd->add_option(
+         "-j,--jobs", args->jobs,
+         "threads for the α-β points, SimGrid processes for the simulated ones (default 0: one per core)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--exact", args->exact,

@@ -87,25 +87,14 @@ CostParams CollectiveArgs::cost_params() const {
   return p;
 }
 
-ScheduleTimer simulator_timer(bool by_pattern) {
+void use_simulator(PredictOptions& options, bool by_pattern) {
 #if CCLAB_HAVE_SIMGRID
   sim::SimParams params;
   params.by_pattern = by_pattern;
-  return sim::schedule_timer(params);
+  options.simulate = sim::schedule_timer(params);
+  options.simulate_batch = sim::schedule_batch_timer(params);
 #else
-  (void)by_pattern;
-  return {};
-#endif
-}
-
-ScheduleBatchTimer simulator_batch_timer(bool by_pattern) {
-#if CCLAB_HAVE_SIMGRID
-  sim::SimParams params;
-  params.by_pattern = by_pattern;
-  return sim::schedule_batch_timer(params);
-#else
-  (void)by_pattern;
-  return {};
+  (void)options, (void)by_pattern;
 #endif
 }
 

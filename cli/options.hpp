@@ -31,11 +31,10 @@ struct CollectiveArgs {
   CostParams cost_params() const;
 };
 
-// The SimGrid backend as predict's ScheduleTimer (loaded on first use), or empty where cclab was built
-// without SimGrid (points with `backend: sim` are then refused with the reason). `by_pattern`: the
-// pattern-level mode (sim/simulator.hpp), predict's and regress's default (`--exact` turns it off).
-ScheduleTimer simulator_timer(bool by_pattern);
-// The same, for many schedules side by side (a SimGrid process each).
-ScheduleBatchTimer simulator_batch_timer(bool by_pattern);
+// The SimGrid backend as predict's timers, one schedule at a time and many side by side (loaded on first
+// use); left empty where cclab was built without SimGrid (points with `backend: sim` are then refused with
+// the reason). `by_pattern`: the pattern-level mode (sim/simulator.hpp), predict's and regress's default
+// (`--exact` turns it off).
+void use_simulator(PredictOptions& options, bool by_pattern);
 
 }  // namespace cclab::cli
