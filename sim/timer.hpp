@@ -1,5 +1,6 @@
 // The SimGrid backend as a ScheduleTimer and a ScheduleBatchTimer (engine/model/schedule_timer.hpp): a
-// checked compact schedule, simulated op by op, or by pattern with params.by_pattern.
+// checked compact schedule, simulated op by op, or by pattern with params.by_pattern, its hosts reducing at
+// the caller's rates.
 #pragma once
 
 #include <limits>
@@ -11,9 +12,10 @@
 namespace cclab::sim {
 
 inline ScheduleTimer schedule_timer(SimParams params = {}) {
-  return [params](const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol) {
+  return [params](const CompactSchedule& schedule, const topo::Topology& topology, const CostParams& cost) {
     SimParams p = params;
-    p.protocol = protocol;
+    p.compute = cost;
+    p.protocol = cost.protocol;
     return simulate_compact(schedule, topology, p).total_s;
   };
 }
@@ -25,7 +27,8 @@ inline ScheduleBatchTimer schedule_batch_timer(SimParams params = {}) {
     batch.reserve(jobs.size());
     for (const TimedSchedule& job : jobs) {
       batch.push_back({job.schedule, job.topology, params});
-      batch.back().params.protocol = job.protocol;
+      batch.back().params.compute = job.cost;
+      batch.back().params.protocol = job.cost.protocol;
     }
     std::vector<double> seconds;
     seconds.reserve(jobs.size());

@@ -472,24 +472,28 @@ TEST(Scenario, SimulatedPointsBatchTheirCollectives) {
 topology: {preset: dgx_a100, nodes: [1, 2, 4]}
 workload: resnet50
 compute: {gpu: a100}
-communication: {algorithm: [ring, tree, auto]}
+communication: {algorithm: [ring, tree, auto], reduce_rate: [500GB/s, 50GB/s]}
 backend: [sim, ab]
 )",
                                     "batch.yaml", "");
-  auto stand_in = [](const CompactSchedule& schedule, Protocol protocol) {
+  std::set<double> rates;  // the reduction rates the simulator was given
+  auto stand_in = [&](const CompactSchedule& schedule, const CostParams& cost) {
+    rates.insert(cost.reduce_Bps);
     return 1e-3 + static_cast<double>(schedule.spec.count) * 1e-10 * schedule.world_size() +
-           1e-6 * static_cast<int>(protocol) + (schedule.algorithm == "tree" ? 2e-4 : 0.0);
+           1e-6 * static_cast<int>(cost.protocol) + (schedule.algorithm == "tree" ? 2e-4 : 0.0) +
+           static_cast<double>(schedule.spec.count) / cost.reduce_Bps;
   };
   int alone = 0;
   PredictOptions options;
-  options.simulate = [&](const CompactSchedule& schedule, const topo::Topology&, Protocol protocol) {
+  options.simulate = [&](const CompactSchedule& schedule, const topo::Topology&, const CostParams& cost) {
     ++alone;
-    return stand_in(schedule, protocol);
+    return stand_in(schedule, cost);
   };
   options.jobs = 1;  // one process: no batch
   const nlohmann::json serial = results_json(s, predict_scenario(s, options));
   const int simulations = alone;
   ASSERT_GT(simulations, 3);
+  EXPECT_EQ(rates, (std::set<double>{50e9, 500e9})) << "each point's reduction rate reaches the simulator";
 
   std::vector<std::size_t> batch_sizes;
   std::set<std::pair<const CompactSchedule*, int>> batched;
@@ -500,8 +504,9 @@ backend: [sim, ab]
     batch_sizes.push_back(jobs.size());
     std::vector<double> seconds;
     for (const TimedSchedule& job : jobs) {
-      EXPECT_TRUE(batched.insert({job.schedule, static_cast<int>(job.protocol)}).second) << "asked twice";
-      seconds.push_back(stand_in(*job.schedule, job.protocol));
+      EXPECT_TRUE(batched.insert({job.schedule, static_cast<int>(job.cost.protocol)}).second)
+          << "asked twice";
+      seconds.push_back(stand_in(*job.schedule, job.cost));
       if (finished) finished(seconds.size() - 1);
     }
     if (fail_one) seconds.front() = std::numeric_limits<double>::quiet_NaN();

@@ -7,14 +7,16 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/protocol.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
 
-// `protocol` is concrete (not Auto): what the caller's α-β selection chose.
-using ScheduleTimer =
-    std::function<double(const CompactSchedule& schedule, const topo::Topology& topology, Protocol protocol)>;
+// `cost`: the compute rates the α-β model used (the reduction rate is the GPU's, shared by its channels in a
+// simulation), with a concrete protocol (not Auto): what the caller's α-β selection chose.
+using ScheduleTimer = std::function<double(const CompactSchedule& schedule, const topo::Topology& topology,
+                                           const CostParams& cost)>;
 
 // Several schedules timed in one call, so that a backend can time them side by side (SimGrid: a process
 // each, `parallel` at once). Times in the jobs' order, each what ScheduleTimer would return; NaN where the
@@ -23,7 +25,7 @@ using ScheduleTimer =
 struct TimedSchedule {
   const CompactSchedule* schedule = nullptr;
   const topo::Topology* topology = nullptr;
-  Protocol protocol = Protocol::Raw;
+  CostParams cost;  // as ScheduleTimer's
 };
 using ScheduleBatchTimer =
     std::function<std::vector<double>(const std::vector<TimedSchedule>& jobs, int parallel,

@@ -64,15 +64,18 @@ class CollectiveTimes {
     if (p.backend == TimeBackend::Sim) {
       if (!options_.simulate)
         throw ConfigError("backend: sim needs cclab built with SimGrid (libsimgrid-dev)");
-      // The simulator prices messages with the protocol the α-β selection chose.
+      // The simulator prices messages with the protocol the α-β selection chose, and reduces at the point's
+      // rates (the selector, and so the schedule, is the point's cost parameters').
+      CostParams cost = p.cost;
+      cost.protocol = c.protocol;
       const std::pair key{c.schedule.get(), static_cast<int>(c.protocol)};
       if (collecting_) {
         if (!simulated_.contains(key) && wanted_keys_.insert(key).second)
-          wanted_.push_back({c.schedule.get(), p.topology.get(), c.protocol});
+          wanted_.push_back({c.schedule.get(), p.topology.get(), cost});
         return c;  // the α-β time stands in until the simulations have run
       }
       auto [it, fresh] = simulated_.try_emplace(key, 0.0);
-      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology, c.protocol);
+      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology, cost);
       seconds = it->second;
     }
     return c;
@@ -92,7 +95,8 @@ class CollectiveTimes {
     });
     for (std::size_t i = 0; i < wanted_.size(); ++i) {
       if (std::isnan(seconds[i])) continue;
-      simulated_.emplace(std::pair{wanted_[i].schedule, static_cast<int>(wanted_[i].protocol)}, seconds[i]);
+      simulated_.emplace(std::pair{wanted_[i].schedule, static_cast<int>(wanted_[i].cost.protocol)},
+                         seconds[i]);
     }
     wanted_.clear();
     wanted_keys_.clear();

@@ -383,7 +383,11 @@ class Bench {
     if (cpu_reduce_Bps_)
       return estimate_compact_cost(schedule, *predict_topology_, cpu_rank_costs(*cpu_reduce_Bps_)).total_s *
              1e6;
-    if (args_.simulate) return args_.simulate(schedule, *predict_topology_, Protocol::Raw) * 1e6;
+    if (args_.simulate) {
+      CostParams raw;
+      raw.protocol = Protocol::Raw;
+      return args_.simulate(schedule, *predict_topology_, raw) * 1e6;
+    }
     return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
   }
 
