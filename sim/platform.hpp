@@ -36,8 +36,8 @@ struct ProtocolLink {
 };
 // `protocol_link(a, b)`, when given: its latency joins the route a -> b's, and a finite ceiling becomes a
 // private link at the end of the route; a fat pipe, so that it limits every message on its own and shares
-// nothing. The topology's
-// background flows get hosts named after their vertices (background_host) and their routes.
+// nothing. The topology's background flows get hosts named after their vertices (background_host) and their
+// routes.
 // `switch_ranks`: ranks whose switch ops need the switch they reduce in as a host (switch_host: their
 // NVSwitch, or the SHARP switch their NIC hangs off), reached over their port link both ways.
 struct SwitchRank {

@@ -12,10 +12,10 @@
 // Network model: CM02 (max-min sharing, no TCP corrections), cross-traffic off, TCP window off, every flow
 // weighing the same: the platform's links carry no latency (CM02 would weigh a flow by the inverse of its
 // route latency, as TCP shares by RTT) and each message waits its route's latency before its bytes enter the
-// network (sim/platform.hpp). SimGrid's
-// default LV08 multiplies latency by 13.01 and bandwidth by 0.97 to mimic TCP slow start and headers; NVLink
-// and RDMA have neither, and protocol efficiency and per-message costs live in the topology's link models
-// and in SimParams::protocol instead, so the simulator and the α-β model see the same links and messages.
+// network (sim/platform.hpp). SimGrid's default LV08 multiplies latency by 13.01 and bandwidth by 0.97 to
+// mimic TCP slow start and headers; NVLink and RDMA have neither, and protocol efficiency and per-message
+// costs live in the topology's link models and in SimParams::protocol instead, so the simulator and the α-β
+// model see the same links and messages.
 //
 // Pattern-level mode (simulate_compact with by_pattern, `--fast`): a ring pass repeats one concurrent flow
 // pattern for all of its steps, and the lanes of a phase run side by side. SimGrid solves the max-min sharing
