@@ -209,7 +209,7 @@ class Driver {
         // travels its route's latency.
         Connection& conn = connection_of(task);
         conn.on_wire = false;
-        const double latency_s = latencies_.between(task.rank, task.peer);
+        const double latency_s = conn.latency_s;
         if (latency_s > 0) {
           simgrid::kernel::timer::Timer::set(now() + latency_s, [this, task, &conn] { deliver(task, conn); });
         } else {
@@ -257,6 +257,7 @@ class Driver {
     double wire_free_s = 0;     // pipelined: when the last message admitted has left the sender
     bool wake_pending = false;  // pipelined: a timer to admit the next message is running
     bool on_wire = false;       // a message's bytes are going out
+    double latency_s = -1;      // its route's (looked up once, at its first message)
   };
   static constexpr int kNcclSteps = 8;
   static constexpr double kTimingPrecision_s = 1e-9;  // SimGrid's precision/timing default
@@ -271,6 +272,7 @@ class Driver {
   // build_platform).
   void post(const Task& transfer, int channel) {
     Connection& conn = connections_[ConnectionCosts::connection_key(transfer.rank, transfer.peer, channel)];
+    if (conn.latency_s < 0) conn.latency_s = latencies_.between(transfer.rank, transfer.peer);
     conn.ready.push_back(transfer);
     pump(conn);
   }
