@@ -42,6 +42,7 @@ TEST(ScheduleJson, RoundTripKeepsEveryField) {
     EXPECT_EQ(back.algorithm, s.algorithm);
     EXPECT_EQ(back.params, s.params);
     EXPECT_EQ(back.lanes_per_channel, s.lanes_per_channel) << a.name;  // typed once, on load
+    EXPECT_EQ(back.num_network_channels(), s.num_network_channels()) << a.name;
     EXPECT_EQ(schedule_to_json(back), schedule_to_json(s)) << a.name;
   }
   // The tree runs each network channel as two IR channels: the planner says so in a typed field, which the
@@ -75,6 +76,7 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
   expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
   expect_error(edit("\"params\":{", "\"params\":{\"lanes\":\"two\","), "params.lanes");
+  expect_error(edit("\"channels\":\"1\"", "\"channels\":\"0\""), "params.channels");
   expect_error("{", "p.json: not valid JSON");
   expect_error(edit("\"count\":9", "\"count\":408000741590e415907"), "p.json: not valid JSON");  // fuzzer
   // An unclosed string: the parser quotes the rest of the file; the message stays short (fuzzer).

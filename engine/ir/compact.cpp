@@ -113,6 +113,7 @@ void render_params(const CompactSchedule& s, Schedule& out) {
   if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
   if (s.params.inter) out.params["inter"] = *s.params.inter;
   out.lanes_per_channel = s.params.lanes_per_channel;
+  out.network_channels = s.num_channels();
 }
 
 // IR channels a pass's expansion uses (1 + the highest).
@@ -232,6 +233,7 @@ CompactSchedule from_explicit(Schedule schedule) {
   if (auto it = text.find("chunk"); it != text.end())
     params.chunk_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
   params.lanes_per_channel = schedule.lanes_per_channel;
+  if (schedule.network_channels > 0) params.channels = schedule.network_channels;
   if (auto it = text.find("inter"); it != text.end()) params.inter = it->second;
   const CollectiveSpec spec = schedule.spec;
   std::string algorithm = schedule.algorithm;

@@ -104,6 +104,12 @@ int Schedule::num_channels() const {
   return highest + 1;
 }
 
+int Schedule::num_network_channels() const {
+  if (network_channels > 0) return network_channels;
+  const int lanes = std::max(lanes_per_channel, 1);
+  return std::max(1, (num_channels() + lanes - 1) / lanes);
+}
+
 std::size_t Schedule::num_ops() const {
   std::size_t n = 0;
   for (const Program& p : ranks)

@@ -122,10 +122,15 @@ struct Schedule {
   // IR channels per network channel (a tree runs each network channel as an up and a down IR channel): how
   // the α-β model splits links. Typed, from the planner (to_explicit) or read once when a file is loaded.
   int lanes_per_channel = 1;
+  // Network channels, the planner's count (params "channels"), typed the same way; 0 when unknown: then the
+  // IR channels over lanes_per_channel. A GPU's channels share its reduction and copy rates
+  // (engine/model/cost.hpp).
+  int network_channels = 0;
   std::vector<Program> ranks;  // size spec.world_size
 
   int world_size() const { return spec.world_size; }
-  int num_channels() const;  // 1 + highest channel used
+  int num_channels() const;          // 1 + highest channel used
+  int num_network_channels() const;  // network_channels, or the IR channels over lanes_per_channel
   std::size_t num_ops() const;
 };
 

@@ -171,15 +171,20 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     if (!doc["params"].is_object()) in.fail("params", "expected an object");
     for (auto& [k, v] : doc["params"].items())
       s.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
-    // The one parameter a consumer needs (the α-β model's link split), typed here once.
-    if (auto it = s.params.find("lanes"); it != s.params.end()) {
-      int lanes = 0;
+    // The two parameters a consumer needs (the α-β model's link split and rate split), typed here once.
+    auto typed = [&](const char* key, int most, int& out) {
+      const auto it = s.params.find(key);
+      if (it == s.params.end()) return;
+      int value = 0;
       const auto [end, error] =
-          std::from_chars(it->second.data(), it->second.data() + it->second.size(), lanes);
-      if (error != std::errc() || end != it->second.data() + it->second.size() || lanes < 1 || lanes > 64)
-        in.fail("params.lanes", fmt::format("'{}' is not an integer in [1, 64]", it->second));
-      s.lanes_per_channel = lanes;
-    }
+          std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+      if (error != std::errc() || end != it->second.data() + it->second.size() || value < 1 || value > most)
+        in.fail(fmt::format("params.{}", key),
+                fmt::format("'{}' is not an integer in [1, {}]", it->second, most));
+      out = value;
+    };
+    typed("lanes", 64, s.lanes_per_channel);
+    typed("channels", 65535, s.network_channels);
   }
   const json& ranks = in.member(doc, "ranks", "");
   if (!ranks.is_array()) in.fail("ranks", "expected an array");

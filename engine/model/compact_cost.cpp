@@ -302,7 +302,8 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
   RunResult result;
   // The launch cost delays every rank's first op.
-  result.rank_end_s = time_schedule(s, &costs, params, costs.constants().launch_s);
+  result.rank_end_s =
+      time_schedule(s, &costs, per_channel_rates(params, s.num_channels()), costs.constants().launch_s);
   for (double t : result.rank_end_s)
     result.total_s = std::max(result.total_s, t);
   result.total_s = std::max(result.total_s, costs.link_floor_s());

@@ -248,12 +248,13 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
       return from == to ? even_Bps : topology.route_between_ranks(from, to).bottleneck_bandwidth_Bps;
     });
   }
+  const CostParams rates = per_channel_rates(params, schedule.num_network_channels());
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family())) {
     costs.use_protocol(p);
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);
-    runs.push_back({p, walk_alpha_beta(schedule, costs, params, WalkFrame{{}, launch})});
+    runs.push_back({p, walk_alpha_beta(schedule, costs, rates, WalkFrame{{}, launch})});
     runs.back().run.total_s = std::max(runs.back().run.total_s, costs.link_floor_s());
   }
   return runs;

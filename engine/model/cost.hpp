@@ -22,8 +22,9 @@
 namespace cclab {
 
 struct CostParams {
-  // Reduction throughput per GPU in bytes of result per second. Default: about a third of A100 HBM2e
-  // bandwidth (1.6 TB/s), since a reduction reads two operands and writes one. 0 makes reductions free.
+  // Reduction throughput per GPU in bytes of result per second, shared by the collective's channels
+  // (per_channel_rates below). Default: about a third of A100 HBM2e bandwidth (1.6 TB/s), since a reduction
+  // reads two operands and writes one. 0 makes reductions free.
   double reduce_Bps = 5e11;
   double copy_Bps = 8e11;  // device-local copy (read + write of HBM)
   // Ring passes whose blocks differ in size (the count does not divide by the members) are timed exactly up
@@ -41,6 +42,18 @@ struct CostParams {
   // small); a message then waits for the receiver as under Raw.
   bool one_core_per_rank = false;
 };
+
+// A GPU runs a collective's channels side by side (NCCL: a thread block each, all in one kernel) and they
+// share its memory bandwidth, so each channel's reductions and copies go at the GPU's rates divided by the
+// channels. The op-level simulation shares a GPU's host among the reductions running on it at each instant;
+// in the recurrences the channels of a pass run in lock-step, so all of them reduce at once. Ranks that are
+// one CPU core each do one thing at a time already (one_core_per_rank) and keep the whole rate.
+inline CostParams per_channel_rates(CostParams params, int channels) {
+  if (params.one_core_per_rank || channels <= 1) return params;
+  params.reduce_Bps /= channels;
+  params.copy_Bps /= channels;
+  return params;
+}
 
 // What ranks on CPU cores cost (MPI ranks, `train --validate` and `bench --predict` on them): one core per
 // rank, reductions at the rate measured on the machine (bytes of result per second), copies at twice it (a
