@@ -189,6 +189,11 @@ class Driver {
         finish(task.rank, task.op);
         break;
       case Task::Reduction:
+        if (auto st = streamed_.find(op_key(task.rank, task.op)); st != streamed_.end()) {
+          st->second.reduced = true;
+          if (!st->second.received) break;  // the message is still coming in
+          streamed_.erase(st);
+        }
         finish(task.rank, task.op);
         break;
       case Task::Switch:
@@ -276,10 +281,30 @@ class Driver {
     conn.ready.push_back(transfer);
     pump(conn);
   }
+  // Whether the receive of `transfer` reduces beside it: under NCCL's protocols the kernel reduces the data
+  // as it comes in (engine/model/connections.hpp reduced_end), so the reduction starts when the message
+  // takes the wire or the receiver reaches the op, whichever is later, and the receive is done when both
+  // have finished. Raw: cclab's executors receive, then reduce.
+  bool streams(int r, OpId i) const {
+    const Op& recv = s_.ranks[r].ops[i];
+    return pipelined_ && !reduce_free_ && recv.kind == OpKind::RecvReduce && recv.dst.count > 0;
+  }
+  void start_streamed_reduction(int r, OpId i) {
+    Streamed& st = streamed_[op_key(r, i)];
+    if (st.running) return;
+    st.running = true;
+    launch(sg4::Exec::init()->set_flops_amount(s_.ranks[r].ops[i].dst.count * elem_)->set_host(hosts_[r]),
+           Task{Task::Reduction, r, i});
+  }
   // The receive of a delivered message: its reduction, or done.
   void receive(int r, OpId i) {
     const Op& recv = s_.ranks[r].ops[i];
-    if (recv.kind == OpKind::RecvReduce && recv.dst.count > 0 && !reduce_free_) {
+    if (auto st = streamed_.find(op_key(r, i)); st != streamed_.end()) {
+      st->second.received = true;
+      if (!st->second.reduced) return;  // the reduction's end completes it
+      streamed_.erase(st);
+      finish(r, i);
+    } else if (recv.kind == OpKind::RecvReduce && recv.dst.count > 0 && !reduce_free_) {
       launch(sg4::Exec::init()->set_flops_amount(recv.dst.count * elem_)->set_host(hosts_[r]),
              Task{Task::Reduction, r, i});
     } else {
@@ -320,8 +345,10 @@ class Driver {
         // The receiver has buffers posted ahead: a send leaves now; a receive takes what already arrived.
         if (sending) {
           post(Task{Task::Transfer, r, i, other.rank, other.op}, op.channel);
-        } else if (arrived_.erase(op_key(r, i)) > 0) {
-          receive(r, i);
+        } else {
+          // A message already on the wire (or arrived) starts its reduction now.
+          if (streamed_.contains(op_key(r, i))) start_streamed_reduction(r, i);
+          if (arrived_.erase(op_key(r, i)) > 0) receive(r, i);
         }
         return;
       }
@@ -363,6 +390,12 @@ class Driver {
       conn.ready.pop_front();
       ++conn.in_flight;
       conn.on_wire = true;
+      if (streams(t.peer, t.peer_op)) {
+        if (ranks_[t.peer].started(t.peer_op))
+          start_streamed_reduction(t.peer, t.peer_op);
+        else
+          streamed_[op_key(t.peer, t.peer_op)];  // its reduction starts with the receive
+      }
       // The protocol's flags and line format travel too: bytes / efficiency on the wire.
       auto comm = sg4::Comm::sendto_init(hosts_[t.rank], hosts_[t.peer]);
       comm->set_payload_size(static_cast<std::uint64_t>(std::llround(payload * wire_factor_)));
@@ -443,6 +476,10 @@ class Driver {
   double wire_factor_;
   std::optional<ConnectionCosts> costs_;  // pipelined: the α-β model's latencies and shares, per connection
   std::unordered_set<std::uint64_t> arrived_;  // pipelined: receives whose data is in their buffer
+  struct Streamed {
+    bool running = false, reduced = false, received = false;
+  };
+  std::unordered_map<std::uint64_t, Streamed> streamed_;  // pipelined: receive-reduces whose message is out
   double elem_, copy_factor_;
   bool reduce_free_;
   std::vector<RankFrontier> ranks_;

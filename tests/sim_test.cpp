@@ -184,8 +184,9 @@ TEST(SimVsAlphaBeta, CollNetAgrees) {
 // channels reduces a block in 4 times the time one channel alone would, as SimGrid's shared host gives,
 // whether the rate binds (25 GB/s) or not. The α-β model ran each channel at the GPU's whole rate until
 // 2026-12-05: that model (here, the rate times the channels) is further from the simulation than the test
-// allows. Blocks are unchunked: with chunks, a channel's chunks would reduce one after another on its thread
-// block where the rate binds, which the α-β model does not serialize yet (docs/simulation.md).
+// allows. Raw messages (a receive, then a reduction, as cclab's executors do) and unchunked blocks: a raw
+// connection's chunks reduce side by side in the α-β model where SimGrid shares the host among them
+// (docs/simulation.md); under NCCL's protocols a connection's reductions run one after another (next test).
 TEST(SimVsAlphaBeta, ChannelsShareTheGpuReductionRate) {
   const topo::Topology t = topo::make_preset("dgx_a100:1");
   for (double rate_Bps : {25e9, 400e9}) {
@@ -208,6 +209,38 @@ TEST(SimVsAlphaBeta, ChannelsShareTheGpuReductionRate) {
       if (channels > 1) EXPECT_GT(std::abs(before - simulated), 0.1 * simulated) << before;
     }
   }
+}
+
+// Under NCCL's protocols a receive-reduce reduces the data as it comes in (engine/model/connections.hpp
+// reduced_end): a reduction faster than the wire costs nothing, one slower than it sets the pace, and the two
+// backends agree either way (SimGrid runs the reduction beside the message on the GPU's shared host).
+TEST(SimVsAlphaBeta, ReductionsRunBesideTheirMessagesUnderNcclProtocols) {
+  const topo::Topology t = topo::make_preset("dgx_a100:1");
+  PlanOptions options;
+  options.channels = 4;
+  const Schedule s = plan(t, "ring", 64 << 20, options);
+  auto both = [&](double rate_Bps) {
+    CostParams cost;
+    cost.protocol = Protocol::Simple;
+    cost.reduce_Bps = rate_Bps;
+    sim::SimParams params;
+    params.protocol = Protocol::Simple;
+    params.compute = cost;
+    return std::pair{estimate_cost(s, t, cost).total_s, sim::simulate(s, t, params).total_s};
+  };
+  const auto [free_ab, free_sim] = both(0);
+  for (double rate_Bps : {20e9, 500e9}) {
+    const auto [modelled, simulated] = both(rate_Bps);
+    EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << rate_Bps << " B/s: sim " << simulated << " s";
+    if (rate_Bps > 100e9) {
+      EXPECT_NEAR(modelled, free_ab, 0.01 * free_ab) << "a reduction faster than the wire costs nothing";
+    } else {
+      // 7/8 of 64 MiB reduced per GPU at 20 GB/s binds: the time is at least that.
+      EXPECT_GE(modelled, 7.0 / 8 * (64 << 20) / rate_Bps);
+      EXPECT_GT(modelled, 1.5 * free_ab);
+    }
+  }
+  EXPECT_NEAR(free_sim, free_ab, 0.03 * free_ab);
 }
 
 // PAT on 16 single-GPU H100 nodes, op by op. The reduce-scatter once hung the simulator: a pipelined

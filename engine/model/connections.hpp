@@ -31,14 +31,31 @@ struct ConnectionCost {
 // doubles (engine/model/cost.hpp). Pipelined (NCCL's protocols): it leaves when the sender has started and
 // the wire is free, and the wire is free again once it is on it. Store-and-forward (raw): it also waits for
 // the receive to be posted, and the wire is free once it has arrived. Returns its arrival.
+// `wire_begin_s`, when given, is set to when the message takes the wire.
 inline double deliver(const ConnectionCost& conn, bool pipelined, double send_start_s, double recv_start_s,
-                      double bytes, double& free_s) {
+                      double bytes, double& free_s, double* wire_begin_s = nullptr) {
   const double begin =
       pipelined ? std::max(send_start_s, free_s) : std::max({send_start_s, recv_start_s, free_s});
   const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
   const double arrival = begin + conn.latency_s + wire_s;
   free_s = pipelined ? begin + wire_s : arrival;
+  if (wire_begin_s) *wire_begin_s = begin;
   return arrival;
+}
+
+// When a receive that reduces what it receives completes, given when its message took the wire, when the
+// receiver reached the op, when the receive alone would complete (max of arrival and that) and the
+// reduction's time. Under NCCL's protocols the kernel reduces the data as it comes in (its
+// receive-reduce-send works slice by slice), so the reduction runs beside the transfer, from when the bytes
+// take the wire or the receiver gets there, and the receive ends when both are done: a reduction faster than
+// the wire costs nothing. A connection's reductions run one after another (its channel's thread block takes
+// its slices in order), from `reduce_free_s`, which this advances. Raw messages (cclab's own executors: a
+// receive, then a reduction kernel) reduce after arrival.
+inline double reduced_end(bool pipelined, double wire_begin_s, double recv_start_s, double received_s,
+                          double reduce_s, double& reduce_free_s) {
+  if (!pipelined) return received_s + reduce_s;
+  reduce_free_s = std::max({wire_begin_s, recv_start_s, reduce_free_s}) + reduce_s;
+  return std::max(received_s, reduce_free_s);
 }
 
 class ConnectionCosts {

@@ -117,10 +117,14 @@ class AlphaBetaTimeline final : public Timeline {
     // The receive completes when the data has arrived and the receiver has reached the op; with one core per
     // rank the copy also waits for the receiver's core.
     const bool pipelined = costs_.pipelined() && !params_.one_core_per_rank;
-    const double arrival = deliver(conn, pipelined, ts.start_s, core_free(b, tr.start_s), bytes, free_s);
+    double wire_begin = 0;
+    const double arrival =
+        deliver(conn, pipelined, ts.start_s, core_free(b, tr.start_s), bytes, free_s, &wire_begin);
     ts.end_s = arrival;
     double end = std::max(arrival, tr.start_s);
-    if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0) end += bytes / params_.reduce_Bps;
+    if (recv.kind == OpKind::RecvReduce && params_.reduce_Bps > 0)
+      end = reduced_end(pipelined, wire_begin, tr.start_s, end, bytes / params_.reduce_Bps,
+                        reduce_free_s_[ConnectionCosts::connection_key(a, b, send.channel)]);
     tr.end_s = end;
     if (params_.one_core_per_rank) core_free_[b] = end;
   }
@@ -135,6 +139,7 @@ class AlphaBetaTimeline final : public Timeline {
   CostParams params_;
   double elem_bytes_;
   std::unordered_map<std::uint64_t, double> free_s_;
+  std::unordered_map<std::uint64_t, double> reduce_free_s_;  // per connection: its last reduction's end
   struct PortFree {
     double up_s = 0, down_s = 0;
   };

@@ -50,18 +50,27 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
   // The state a step maps, as one array (steady-state detection compares it whole): last op end and link
   // free time per position, then per (position, chunk) the arrival to forward next and the last send's end.
   const std::size_t kLast = 0, kFree = P, kRecv = 2 * static_cast<std::size_t>(P), kSent = kRecv + PK;
-  std::vector<double> state(kSent + PK);
+  // Last, per position, the end of the last reduction of what it received (NCCL's protocols reduce beside
+  // the transfer, one message after another: engine/model/connections.hpp reduced_end); only the
+  // reduce-scatter reads it (under those protocols), so the other steady states are found without it.
+  const std::size_t kReduced = kSent + PK;
+  std::vector<double> state(kReduced + P);
   std::deque<std::vector<double>> history;  // the states after the last kMaxPeriod steps, oldest first
   double* last = state.data() + kLast;
   double* free_s = state.data() + kFree;
   double* recv_prev = state.data() + kRecv;
   double* sent = state.data() + kSent;
+  double* reduced = state.data() + kReduced;
   std::vector<double> ss(P), rr(P), recv_cur(PK), seed(PK);
   std::vector<ConnectionCost> conn(P);  // position i -> i+1 on the current channel
   // The walk's message rule; the caller completes the receive at max(arrival, receiver's start).
-  auto transfer = [&](int i, double send_start, double recv_start, double n) {
-    if (unit_steps) return free_s[i] = std::max(send_start, recv_start) + 1;  // (free_s: part of the state)
-    return deliver(conn[i], m.costs->pipelined(), send_start, recv_start, n * m.elem_bytes, free_s[i]);
+  const bool pipelined = !unit_steps && m.costs->pipelined();
+  auto transfer = [&](int i, double send_start, double recv_start, double n, double& wire_begin) {
+    if (unit_steps) {
+      wire_begin = std::max(send_start, recv_start);
+      return free_s[i] = wire_begin + 1;  // (free_s: part of the state)
+    }
+    return deliver(conn[i], pipelined, send_start, recv_start, n * m.elem_bytes, free_s[i], &wire_begin);
   };
   std::vector<double> size(PK);  // elements of (owner, chunk) on the current channel (whole unless averaged)
   // Unequal blocks defeat the steady-state skip: past the cell budget, every block takes the mean size.
@@ -116,7 +125,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     }
     std::fill(sent, sent + PK, kNever);
     for (int i = 0; i < P; ++i) {
-      free_s[i] = 0;
+      free_s[i] = reduced[i] = 0;
       if (unit_steps) continue;
       conn[i] = m.costs->at(global_rank[ring[i]], global_rank[ring[(i + 1) % P]], c);
     }
@@ -125,12 +134,15 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
     // every component, it repeats so with period c; the whole periods left are skipped (s advances by them,
     // the state by as many Λ) and the caller simulates the rest. `allowed(Λ, c)` vetoes a period (the
     // allgather's inputs from the reduce-scatter). The latest arrivals and sends are noted (times only grow).
-    auto fast_forward = [&](int& s, int steps, double& Lambda, int& period, auto&& allowed) {
+    auto fast_forward = [&](int& s, int steps, double& Lambda, int& period, auto&& allowed,
+                            std::size_t compared) {
       if (!uniform_sizes) return false;
       bool found = false;
       for (int c = 1; c <= static_cast<int>(history.size()) && !found; ++c) {
         double L = 0;
-        found = uniform_increment(state, history[history.size() - c], L) && allowed(L, c);
+        found = uniform_increment(std::span<const double>(state).first(compared),
+                                  std::span<const double>(history[history.size() - c]).first(compared), L) &&
+                allowed(L, c);
         if (found) Lambda = L, period = c;
       }
       if (!found) {
@@ -176,10 +188,12 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           for (int i = 0; i < P; ++i) {
             const int j = (i + 1) % P;
             const double n = size[static_cast<std::size_t>(ring[position(i - s - 1)]) * K + k];
-            const double end = transfer(i, ss[i], rr[j], n);
+            double wire_begin = 0;
+            const double end = transfer(i, ss[i], rr[j], n, wire_begin);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
-            const double got = std::max(end, rr[j]) + local_s(n, m.params.reduce_Bps);
+            const double got = reduced_end(pipelined, wire_begin, rr[j], std::max(end, rr[j]),
+                                           local_s(n, m.params.reduce_Bps), reduced[j]);
             recv_cur[static_cast<std::size_t>(j) * K + k] = got;
             note_end(j, got);
           }
@@ -198,7 +212,9 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           std::copy(sent, sent + PK, rs_send.begin() + static_cast<std::ptrdiff_t>(s * PK));
           rs_rows = s + 1;
         }
-        if (!periodic && fast_forward(s, P - 1, rs_Lambda, rs_period, [](double, int) { return true; }))
+        if (!periodic && fast_forward(
+                             s, P - 1, rs_Lambda, rs_period, [](double, int) { return true; },
+                             pipelined ? state.size() : kReduced))
           periodic = true;
       }
       if (!periodic) rs_period = 1, rs_Lambda = 0;  // never read past the stored rows then
@@ -246,7 +262,8 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
           for (int i = 0; i < P; ++i) {
             const int j = (i + 1) % P;
             const double n = size[static_cast<std::size_t>(ring[position(i - s)]) * K + k];
-            const double end = transfer(i, ss[i], rr[j], n);
+            double wire_begin = 0;  // (no reduction to run beside it)
+            const double end = transfer(i, ss[i], rr[j], n, wire_begin);
             note_end(i, end);
             sent[static_cast<std::size_t>(i) * K + k] = end;
             const double got = std::max(end, rr[j]);
@@ -271,7 +288,7 @@ std::vector<double> time_ring_pass(const RingPass& pass, std::span<const int> gl
               s - last_bind >= window;
           return repeating && rs_Lambda / rs_period <= L / c;
         };
-        if (!periodic && fast_forward(s, P - 1, Lambda, period, allowed)) periodic = true;
+        if (!periodic && fast_forward(s, P - 1, Lambda, period, allowed, kReduced)) periodic = true;
       }
     }
   }

@@ -166,6 +166,7 @@ class TreeChannelTimer {
   void run_direction(bool up, const std::vector<int>& order) {
     cursor_.assign(P_, Cursor{});
     (up ? up_free_ : down_free_).assign(P_, 0.0);
+    if (up) reduce_free_.assign(P_, 0.0);
     work_.clear();
     for (int x = 0; x < P_; ++x)
       cursor_[x].last_start = ready_[x], cursor_[x].queued = true;
@@ -205,11 +206,15 @@ class TreeChannelTimer {
       } else {
         double& free_s = up ? up_free_[child] : down_free_[child];
         const double b = bytes(k);
-        arrival = deliver(cost[child], m_.costs->pipelined(), ss, rs, b, free_s);
+        const bool pipelined = m_.costs->pipelined();
+        double wire_begin = 0;
+        arrival = deliver(cost[child], pipelined, ss, rs, b, free_s, &wire_begin);
         recv_end = std::max(arrival, rs);
-        // The first child's receive reduces on arrival (a RecvReduce).
+        // The first child's receive reduces what it receives (a RecvReduce).
         const bool reduces = up && tree_->children[tree_->parent[child]].front() == child;
-        if (reduces && m_.params.reduce_Bps > 0) recv_end += b / m_.params.reduce_Bps;
+        if (reduces && m_.params.reduce_Bps > 0)
+          recv_end =
+              reduced_end(pipelined, wire_begin, rs, recv_end, b / m_.params.reduce_Bps, reduce_free_[child]);
       }
       edge_.send_end[i] = arrival;
       edge_.recv_end[i] = recv_end;
@@ -332,6 +337,7 @@ class TreeChannelTimer {
   std::vector<double> member_end_;
   std::vector<ConnectionCost> up_cost_, down_cost_;
   std::vector<double> up_free_, down_free_;
+  std::vector<double> reduce_free_;  // per child: the end of the last reduction of what it sent up
   std::vector<Cursor> cursor_;
   std::vector<int> work_;
   int running_ = -1;
