@@ -100,7 +100,7 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
   log.program = nccl_tests_program(Collective::AllGather);
   log.ranks = 4;
   log.source = "dgx_h100:1";
-  log.rows.push_back(NcclTestsRow{1024, 64, nccl_tests_type(DType::BF16), "none", 12.5, 0.08, 0.06, {}});
+  log.rows.push_back(NcclTestsRow{1024, 64, nccl_tests_type(DType::BF16), "none", 12.5, 0.08, 0.06, {}, {}});
   log.rows.push_back(NcclTestsRow{1 << 20, 1 << 16, nccl_tests_type(DType::BF16), "none", 40.25, 26.1, 19.6,
                                   38.0, IterationTimes{39, 40, 47.5}});
   const NcclTestsLog back = parse_nccl_tests_json(format_nccl_tests_json(log, {"-b", "1K"}), "written");
