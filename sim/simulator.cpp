@@ -281,10 +281,12 @@ class Driver {
     conn.ready.push_back(transfer);
     pump(conn);
   }
-  // Whether the receive of `transfer` reduces beside it: under NCCL's protocols the kernel reduces the data
-  // as it comes in (engine/model/connections.hpp reduced_end), so the reduction starts when the message
+  // Whether receive i of rank r reduces beside its message: under NCCL's protocols the kernel reduces the
+  // data as it comes in (engine/model/connections.hpp reduced_end), so the reduction starts when the message
   // takes the wire or the receiver reaches the op, whichever is later, and the receive is done when both
-  // have finished. Raw: cclab's executors receive, then reduce.
+  // have finished. (Where the α-β model runs a connection's reductions one after another, here they may
+  // overlap and share the host with every other; the GPU's rate is the same.) Raw: cclab's executors
+  // receive, then reduce.
   bool streams(int r, OpId i) const {
     const Op& recv = s_.ranks[r].ops[i];
     return pipelined_ && !reduce_free_ && recv.kind == OpKind::RecvReduce && recv.dst.count > 0;
