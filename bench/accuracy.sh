@@ -24,17 +24,26 @@ printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
 # "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s [...] when running
 # with NCCL_ALGO=RING"; NVLS "on 8 GPUs [...] a peak busBw of ~480GB/s": NCCL maintainer S. Jeaugey,
 # github.com/NVIDIA/nccl-tests/issues/212 (2024).
+busbw_at() { "$cclab" plan --topology "$1" --algo "$2" --size "$3" | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
 busbw() { "$cclab" plan --topology "$1" --algo "$2" --size 8GiB | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
 h100_ring=$(busbw dgx_h100:1 ring)
 printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 "$h100_ring" "$(err "$h100_ring" 370)"
 h100_nccl=$(busbw dgx_h100:1 nccl)
 printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 "$h100_nccl" \
   "$(err "$h100_nccl" 480)"
+# NVLS on fewer GPUs of one H100 SXM node: "Busbw increase from 370 to 420, 440, 460, and 480 GBps when gpus
+# increase from 4 to 5, 6, 7, and 8" (NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G, github.com/NVIDIA/nccl/issues/1455,
+# 2024). With fewer members each GPU's port carries S(1+1/P) for a smaller reduction, so busbw grows with P.
+for gpus_busbw in 5:420 6:440 7:460; do
+  g=${gpus_busbw%%:*} published=${gpus_busbw##*:}
+  nvls=$(busbw_at "dgx_h100:1,gpus=$g" nvls 4GiB)
+  printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, $g x H100 (one NVSwitch node), NVLS" "$published" "$nvls" \
+    "$(err "$nvls" "$published")"
+done
 # Users' nccl-tests reports: 8 x A100-SXM4-80GB on NVSwitch (HPE Apollo 6500), all_reduce_perf up to 1 GiB,
 # "a busbw of ~200 GB/s" (github.com/NVIDIA/nccl-tests/issues/149, NCCL 2.17/2.18); 3 servers of 8 x A100-SXM4-40GB
 # with 4 x HDR 200 Gb/s each, all_reduce_perf up to 128 MiB on 24 ranks, "peak performance reaches about 96GB/s"
 # (github.com/NVIDIA/nccl-tests/issues/119). NCCL runs rings at these sizes.
-busbw_at() { "$cclab" plan --topology "$1" --algo "$2" --size "$3" | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
 a100_ring=$(busbw_at dgx_a100:1 ring 1GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 1 GiB, 8 x A100 (NVSwitch), ring" 200 "$a100_ring" "$(err "$a100_ring" 200)"
 a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
