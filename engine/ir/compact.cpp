@@ -109,7 +109,8 @@ namespace {
 // The typed parameters as the explicit form prints them.
 void render_params(const CompactSchedule& s, Schedule& out) {
   out.params["chunk"] = std::to_string(s.params.chunk_bytes);
-  out.params["channels"] = std::to_string(s.params.channels ? *s.params.channels : s.num_ir_channels());
+  // Network channels (what the α-β model splits a GPU's reduction rate by), as the typed field below says.
+  out.params["channels"] = std::to_string(s.num_channels());
   if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
   if (s.params.inter) out.params["inter"] = *s.params.inter;
   out.lanes_per_channel = s.params.lanes_per_channel;
