@@ -64,8 +64,9 @@ struct SimParams {
   // run of another implementation of the collective needs (bench/smpi_vs_sim.sh).
   bool platform_all_pairs = false;
   // simulate_compact: solve each phase's flow pattern once instead of running op by op (the reference, and
-  // what per-op times need). `predict` and `regress` set it (step times agree within 0.7 % on the shipped
-  // scenarios without a neighbour job); `cclab sim` only with --fast, for the collective-level gaps above.
+  // what per-op times need). `predict` and `regress` set it (step times agree within 0.14 % on the shipped
+  // scenarios without a neighbour job, docs/simulation.md); `cclab sim` only with --fast, for the
+  // collective-level gaps above.
   bool by_pattern = false;
 };
 
