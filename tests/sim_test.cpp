@@ -206,7 +206,9 @@ TEST(SimVsAlphaBeta, ChannelsShareTheGpuReductionRate) {
       CostParams whole_rate_each = cost;
       whole_rate_each.reduce_Bps *= channels;
       const double before = estimate_cost(s, t, whole_rate_each).total_s;
-      if (channels > 1) EXPECT_GT(std::abs(before - simulated), 0.1 * simulated) << before;
+      if (channels > 1) {
+        EXPECT_GT(std::abs(before - simulated), 0.1 * simulated) << before;
+      }
     }
   }
 }
