@@ -575,8 +575,10 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
 // The rate (bytes/s on the wire) of each of `flows`, running together and alone on the platform, as SimGrid's
 // max-min sharing solves it: every flow starts with a payload too large to finish, and its rate is what it
 // moves over a window in which nothing starts or ends (the links carry no latency, sim/platform.hpp). The
-// flows are cancelled afterwards, leaving the platform idle for the next pattern; SimGrid finishes cancelling
-// them in its next run, so they are kept alive in `cancelled` until the engine is done.
+// flows are cancelled afterwards and the engine run once more with nothing started, which is when SimGrid
+// takes cancelled flows off the links: without that run they shared the links with the next pattern's whole
+// window (a neighbour job's streams, in every pattern, counted twice from the second on). SimGrid still
+// refers to them then, so they are kept alive in `cancelled` until the engine is done.
 std::vector<double> solve_pattern(sg4::Engine& engine,
                                   const std::vector<std::pair<sg4::Host*, sg4::Host*>>& flows,
                                   std::vector<sg4::CommPtr>& cancelled) {
@@ -601,6 +603,7 @@ std::vector<double> solve_pattern(sg4::Engine& engine,
     c->cancel();
     cancelled.push_back(std::move(c));
   }
+  engine.run_until(sg4::Engine::get_clock() + kWindowS);
   return rates;
 }
 

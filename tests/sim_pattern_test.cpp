@@ -1,8 +1,7 @@
 // The simulator's pattern-level mode (sim/simulator.hpp, `--fast`) against the op-by-op simulation, its
-// reference: equal within 0.1 % on bandwidth-bound ring passes (ring, hierarchical) on plain, oversubscribed
-// and degraded fabrics; seeing the contention the α-β model's even split misses; and running op by op what it
-// does not cover. Not asserted, a known gap (docs/simulation.md): after link failures, rings whose detours
-// share a link are not all busy at once, and by pattern comes out 2-13 % slower.
+// reference: equal within 0.1 % on bandwidth-bound ring passes (ring, hierarchical) on plain, oversubscribed,
+// degraded and failed fabrics and beside a neighbour job; seeing the contention the α-β model's even split
+// misses; and running op by op what it does not cover.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -54,6 +53,11 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
   degrade.links.fraction = 0.5;
   degrade.links.seed = 7;
   degrade.bandwidth_factor = 0.4;
+  // A quarter of the inter-node links down (seed 2: one leaf keeps a single spine up-link, and the detours of
+  // several rings meet on it).
+  LinkFailure fail;
+  fail.links.fraction = 0.25;
+  fail.links.seed = 2;
   const std::string spine = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,spines=2";
   struct Case {
     std::string name;
@@ -63,6 +67,7 @@ TEST(SimPatterns, MatchOpByOpWhereEveryFlowIsBusy) {
       {"dgx_a100:4", std::make_shared<topo::Topology>(topo::make_preset("dgx_a100:4"))},
       {kOversubscribed, std::make_shared<topo::Topology>(topo::make_preset(kOversubscribed))},
       {spine + " degraded", faulted_topology(spine, degrade, {}).topology},
+      {spine + " failed", faulted_topology(spine, {}, fail).topology},
   };
   for (const Case& c : cases) {
     for (const char* algorithm : {"ring", "hierarchical"}) {
@@ -91,11 +96,10 @@ TEST(SimPatterns, SeeTheContentionTheEvenSplitMisses) {
 
 // A neighbour job on the job's leaves (topology.hpp, background flows) slows what crosses the shared
 // up-links in all three backends: the α-β model counts its streams among the channels splitting a link, the
-// op-level simulation runs them beside the schedule (each a connection with a full window of messages), the
-// pattern solve includes them. By pattern every connection of a phase is busy the whole time; op by op a
-// ring's connection pauses while its next chunk comes from upstream and the neighbour's backlogged streams
-// take the link then, so the pattern is the pessimistic end on this collective (the shipped neighbour_job
-// scenario's steps agree within 2.5 %; docs/simulation.md).
+// op-level simulation runs them beside the schedule (each a connection with a full window of messages), every
+// pattern solve includes them. Hierarchical's three phases are three patterns, each solved with the
+// neighbour's streams: by pattern agrees with op by op only if each solve sees its own flows and no earlier
+// pattern's (the streams were counted twice from the second pattern on, 55 % slow, until 2026-12-05).
 TEST(SimPatterns, ANeighbourJobSlowsEveryBackend) {
   const std::string base = "dgx_a100:4,fabric=leaf_spine,leaf_size=2,oversub=2";
   const topo::Topology alone = topo::make_preset(base);
@@ -109,7 +113,8 @@ TEST(SimPatterns, ANeighbourJobSlowsEveryBackend) {
   EXPECT_GT(n.alpha_beta_s, 1.5 * a.alpha_beta_s);
   EXPECT_GT(n.exact_s, 1.5 * a.exact_s);
   EXPECT_GT(n.fast_s, 1.5 * a.fast_s);
-  EXPECT_GT(n.fast_s, n.exact_s) << "by pattern " << n.fast_s << " s, op by op " << n.exact_s << " s";
+  EXPECT_NEAR(n.fast_s, n.exact_s, 0.001 * n.exact_s)
+      << "by pattern " << n.fast_s << " s, op by op " << n.exact_s << " s";
   EXPECT_NEAR(a.fast_s, a.exact_s, 0.01 * a.exact_s) << "alone, every flow is busy in both";
 }
 
