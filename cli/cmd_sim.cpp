@@ -149,13 +149,15 @@ void run_sim(const SimArgs& args) {
       fmt::print(stderr, "\r[{}/{}] points simulated, {} at once   ", ++done, jobs.size(), parallel);
   });
   if (progress) fmt::print(stderr, "\r{:60}\r", "");
+  int pattern_points = 0;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     if (!outcomes[k].result) throw BackendError(outcomes[k].error);
     sweep[job_point[k]].simulated = std::move(*outcomes[k].result);
+    pattern_points += outcomes[k].by_pattern ? 1 : 0;
   }
 
   double busbw_sum = 0;
-  int points = 0, op_by_op_points = 0;
+  int points = 0;
   for (const Point& p : sweep) {
     const std::uint64_t count = p.spec.count;
     if (!p.schedule) {
@@ -163,7 +165,6 @@ void run_sim(const SimArgs& args) {
       continue;
     }
     const CompactSchedule& schedule = p.schedule->compact();
-    op_by_op_points += sim::simulates_by_pattern(schedule, p.params) ? 0 : 1;
     const double total_s = p.simulated.total_s;
     const double algbw = total_s > 0 ? count * elem / total_s / 1e9 : 0;
     const double busbw = algbw * busbw_factor(p.spec.collective, p.spec.world_size);
@@ -184,9 +185,12 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {
-    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", points - op_by_op_points,
-               points, op_by_op_points,
-               op_by_op_points > 0 ? " (tree or explicit passes, --timeline or --dump-platform)" : "");
+    const int op_by_op_points = points - pattern_points;
+    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", pattern_points, points,
+               op_by_op_points,
+               op_by_op_points > 0
+                   ? " (explicit passes, tree lanes contending on a link, --timeline or --dump-platform)"
+                   : "");
   }
   if (dump_at) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
@@ -239,7 +243,8 @@ void add_sim_command(CLI::App& app) {
   cmd->add_flag(
       "--fast", args->by_pattern,
       "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
-      "instead of simulating op by op (ring passes; trees and explicit passes run op by op)");
+      "instead of simulating op by op (ring and tree passes; explicit passes, and trees whose up and down "
+      "flows contend on a link, run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");

@@ -26,12 +26,15 @@
 // the even split misses (lanes of one channel sharing a spine link: hierarchical's rails on an
 // oversubscribed leaf-spine). Faults need no invalidation: a failed or degraded link is part of the platform
 // the patterns are solved on; a straggler only delays ready times.
-// Only ring passes go by pattern. A tree pass's up and down flows share links only while its pipeline is
-// full, which short pipelines on deep trees rarely are (all-at-once sharing overstates their time by up to
-// 3x); explicit passes (halving-doubling, chains, loaded JSON) change flows every step. Schedules with either
-// run op by op. Known gap: where a ring is latency-bound with several channels on a link, the op-level
-// simulation lets a transfer use the moments the others spend in latency, and comes out up to 5 % faster
-// (docs/simulation.md, "Pattern-level mode").
+// Ring and tree passes go by pattern. A tree pass's up flows (the reduction) and down flows (the broadcast)
+// are solved as two patterns: they run together only while a pipeline is full, so neither all-at-once nor
+// apart is their sharing in general; but where the phase's flows, each tree pipeline at its slowest flow's
+// rate, fit every link, solving them together gives the same rates as apart, and the two solves stand. Where
+// they do not fit (up and down flows contending on a saturated link, e.g. four PCIe GPUs behind one NIC, or
+// a neighbour's streams on a tree's links), the schedule is simulated op by op. Explicit passes
+// (halving-doubling, chains, loaded JSON) change flows every step and run op by op. Known gap: where a ring
+// is latency-bound with several channels on a link, the op-level simulation lets a transfer use the moments
+// the others spend in latency, and comes out up to 5 % faster (docs/simulation.md, "Pattern-level mode").
 //
 // SimGrid keeps global state per process, so every simulation runs in a forked child process that sends its
 // result back through a pipe; the caller's process never initialises SimGrid.
@@ -74,7 +77,7 @@ struct SimParams {
 // SimGrid fails.
 RunResult simulate(const Schedule& schedule, const topo::Topology& topology, const SimParams& params = {});
 // Simulates a checked compact schedule op by op, or by pattern (no per-op times) when params.by_pattern is
-// set, no platform file is asked for and the schedule has no explicit passes.
+// set, no platform file is asked for, the schedule has no explicit passes and its tree lanes fit (above).
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
                            const SimParams& params = {});
 // One simulation of a batch: a checked compact schedule, its topology (both outlive the call) and how.
@@ -87,6 +90,7 @@ struct BatchJob {
 struct BatchOutcome {
   std::optional<RunResult> result;
   std::string error;
+  bool by_pattern = false;  // simulated by pattern (false: op by op, asked to or because its lanes contend)
 };
 // Simulates each job as simulate_compact would, each in its own SimGrid process, up to `parallel` processes
 // at once; outcomes in the jobs' order, the same as one at a time. `finished(i)`, when given, is called in
@@ -95,13 +99,14 @@ struct BatchOutcome {
 using BatchProgress = std::function<void(std::size_t job)>;
 std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
                                                  const BatchProgress& finished = {});
-// Whether simulate_compact runs `schedule` by pattern under `params`: asked to (by_pattern), no platform
-// file to write, and ring passes only.
+// Whether simulate_compact tries `schedule` by pattern under `params`: asked to (by_pattern), no platform
+// file to write, and ring and tree passes only. A schedule whose tree lanes contend still runs op by op
+// (BatchOutcome::by_pattern says which way a batch's jobs ran).
 inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {
   if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases())
     for (const Lane& lane : phase.lanes)
-      if (!std::holds_alternative<RingPass>(*lane.pass)) return false;
+      if (std::holds_alternative<ExplicitPass>(*lane.pass)) return false;
   return true;
 }
 

@@ -275,17 +275,33 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
   return runs;
 }
 
-std::vector<RankConnection> phase_connections(const CompactSchedule& s, int phase) {
-  std::vector<RankConnection> connections;
+std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
+  enum Group { Together, TreeUp, TreeDown, Groups };
+  std::vector<std::vector<std::pair<RankConnection, int>>> groups(Groups);
+  int pipelines = 0;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
+    const bool tree = std::holds_alternative<TreePass>(*lane.pass);
+    const int first_pipeline = pipelines;
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
-      connections.push_back({g[a], g[b], channel});
+      const Group group = !tree ? Together : channel % 2 == 0 ? TreeUp : TreeDown;
+      const int pipeline = tree ? first_pipeline + channel / 2 : -1;
+      pipelines = std::max(pipelines, pipeline + 1);
+      groups[group].push_back({{g[a], g[b], channel}, pipeline});
     });
   }
-  std::sort(connections.begin(), connections.end());
-  connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
-  return connections;
+  std::vector<FlowGroup> out;
+  for (auto& group : groups) {
+    if (group.empty()) continue;
+    std::sort(group.begin(), group.end());
+    group.erase(std::unique(group.begin(), group.end()), group.end());
+    FlowGroup& fg = out.emplace_back();
+    for (const auto& [c, pipeline] : group) {
+      fg.flows.push_back(c);
+      if (pipeline >= 0) fg.pipeline.push_back(pipeline);
+    }
+  }
+  return out;
 }
 
 void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {

@@ -207,11 +207,19 @@ double ConnectionCosts::bandwidth_cap_Bps() const {
   return protocol_bandwidth_cap_Bps(protocol_, family_, topology_.gpu_arch(), nodes_, channels_);
 }
 
-const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_channel) const {
+const ConnectionCosts::Entry& ConnectionCosts::entry(int from_rank, int to_rank, int ir_channel) const {
   const auto it = connections_.find(connection_key(from_rank, to_rank, ir_channel));
   CCLAB_ENFORCE(it != connections_.end(), "no connection {} -> {} on channel {}", from_rank, to_rank,
                 ir_channel);
-  return it->second.cost;
+  return it->second;
+}
+
+const ConnectionCost& ConnectionCosts::at(int from_rank, int to_rank, int ir_channel) const {
+  return entry(from_rank, to_rank, ir_channel).cost;
+}
+
+double ConnectionCosts::route_share_Bps(int from_rank, int to_rank, int ir_channel) const {
+  return entry(from_rank, to_rank, ir_channel).route_bandwidth_Bps;
 }
 
 }  // namespace cclab

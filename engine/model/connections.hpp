@@ -90,6 +90,9 @@ class ConnectionCosts {
   // Whether some connection runs over PCIe only (no NVLink, no network): where NCCL does not enable LL128.
   bool crosses_pcie() const { return crosses_pcie_; }
   const ConnectionCost& at(int from_rank, int to_rank, int ir_channel) const;
+  // A connection's share of its route's bandwidth before the protocol prices it (finish()'s even split, or
+  // what reshare() set).
+  double route_share_Bps(int from_rank, int to_rank, int ir_channel) const;
   // A declared switch port's share per direction: the port link's bandwidth times the switch's efficiency
   // (nvls_efficiency; kSharpEfficiency in the network), split evenly among the channels on it like any link,
   // and the trip through the switch (the link's latency both ways).
@@ -134,6 +137,7 @@ class ConnectionCosts {
     double route_latency_s = 0, route_bandwidth_Bps = 0;
     RouteClass cls = RouteClass::Local;
   };
+  const Entry& entry(int from_rank, int to_rank, int ir_channel) const;
   // The routes of rank pairs (from << 24 | to), searched on all cores for many pairs.
   std::vector<topo::Route> route_all(const std::vector<std::uint64_t>& pairs) const;
 
