@@ -18,6 +18,6 @@ struct ModuleEntry {
                                                       const BatchProgress& finished);
 };
 inline constexpr const char* kModuleFile = "libcclab-sim.so";
-inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v3";
+inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v4";
 
 }  // namespace cclab::sim
