@@ -12,6 +12,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -604,62 +605,93 @@ std::vector<double> solve_pattern(sg4::Engine& engine,
 }
 
 // Thrown by a pattern-level simulation, inside its child process, when the schedule has to be simulated op
-// by op instead (lanes_fit), and again in the parent when the child says so.
+// by op instead (phase_shares), and again in the parent when the child says so.
 struct OpByOpNeeded {};
 
-// Whether the flow groups of one phase (phase_flow_groups), each solved alone, may be taken as solved
-// together: with every tree pipeline at its throughput (its slowest flow's rate, `used`) and every ring flow
-// at its rate, the phase's flows fit every shared link. Then solving them together gives each flow the same
-// rate, however long a tree's up and down flows overlap: a flow's bottleneck in its own group was saturated
-// by that group alone, so no flow of another group crosses it. Otherwise the up and down flows of a
-// pipeline contend on a saturated link for as long as it is full, which depends on the timing (on four PCIe
-// GPUs behind one NIC, solving up and down together came out 55 % slower than op by op and apart 14 %
-// faster): that is op-by-op work. A neighbour's backlogged streams take every link's slack, so tree flows
-// that cross one of their links do not fit either. Fat-pipe links (a protocol's per-message ceiling) limit
-// each flow alone and are left out.
-bool lanes_fit(const std::vector<FlowGroup>& groups, const std::map<RankConnection, double>& used,
-               const std::vector<sg4::Host*>& hosts,
-               const std::vector<std::pair<sg4::Host*, sg4::Host*>>& background) {
+// A flow's route as the pattern solve sees it: the links it shares with other flows, and the least ceiling
+// of the fat-pipe links on it (a protocol's per-message limit, sim/platform.hpp), which bound it alone.
+struct FlowRoute {
+  std::vector<sg4::Link*> shared;
+  double ceiling_Bps = std::numeric_limits<double>::infinity();
+};
+FlowRoute flow_route(sg4::Host* from, sg4::Host* to) {
+  std::vector<sg4::Link*> links;
+  from->route_to(to, links, nullptr);
+  FlowRoute route;
+  for (sg4::Link* l : links) {
+    if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE)
+      route.ceiling_Bps = std::min(route.ceiling_Bps, l->get_bandwidth());
+    else
+      route.shared.push_back(l);
+  }
+  return route;
+}
+
+// What one phase's flows get beyond their solved rates (`used`: each flow's max-min rate, no more than the
+// even share its messages are paced at), from what they move on average: each pipeline (phase_flow_groups)
+// at its throughput, its slowest flow's rate.
+// - Whether the phase's tree lanes, up and down flows solved apart, may be taken as solved together: with
+//   every flow at its pipeline's throughput, the flows fit every shared link. Then solving them together
+//   gives each flow the same rate, however long a tree's up and down flows overlap: a flow's bottleneck in
+//   its own group was saturated by that group alone, so no flow of another group crosses it. Otherwise up
+//   and down flows contend on a saturated link for as long as a pipeline is full, which depends on the
+//   timing (four PCIe GPUs behind one NIC: solved together 55 % slower than op by op, apart 14 % faster):
+//   op-by-op work.
+// - Each flow's rate on the wire: a flow that is not its pipeline's slowest is off the wire part of the
+//   time, and so are the flows beside it, so a message gets what its links have left beyond the others'
+//   average load, up to its route's ceiling, and never less than its solved rate. On a saturated link that
+//   is the max-min share again; in a ring whose NICs set the pace, the NVSwitch hops move at their thread
+//   block's speed, as op by op (dgx_a100:8, 128 MiB under Simple: 7.6 % slower by pattern without it).
+// A neighbour's backlogged streams take whatever a link has left: tree flows that cross their links do not
+// fit, and flows there keep their solved rates.
+struct PhaseShares {
+  bool lanes_fit = true;
+  std::map<RankConnection, double> wire_Bps;
+};
+PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<RankConnection, double>& used,
+                         const std::vector<sg4::Host*>& hosts, const std::set<const sg4::Link*>& streamed) {
   std::map<int, double> throughput;
   for (const FlowGroup& g : groups) {
-    for (std::size_t i = 0; i < g.pipeline.size(); ++i) {
+    for (std::size_t i = 0; i < g.flows.size(); ++i) {
       const double r = used.at(g.flows[i]);
       auto [it, first] = throughput.try_emplace(g.pipeline[i], r);
       if (!first) it->second = std::min(it->second, r);
     }
   }
-  if (throughput.empty()) return true;  // ring groups alone: one pattern each, solved as they run
-  auto shared_links = [](sg4::Host* from, sg4::Host* to) {
-    std::vector<sg4::Link*> links;
-    from->route_to(to, links, nullptr);
-    std::erase_if(links, [](const sg4::Link* l) {
-      return l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
-    });
-    return links;
-  };
-  std::set<const sg4::Link*> streamed;
-  for (const auto& [from, to] : background)
-    for (const sg4::Link* l : shared_links(from, to))
-      streamed.insert(l);
+  std::map<RankConnection, FlowRoute> routes;
   std::map<sg4::Link*, double> load_Bps;
+  PhaseShares out;
   for (const FlowGroup& g : groups) {
     for (std::size_t i = 0; i < g.flows.size(); ++i) {
       const RankConnection& c = g.flows[i];
-      const double demand = g.tree() ? throughput.at(g.pipeline[i]) : used.at(c);
-      for (sg4::Link* l : shared_links(hosts[c.from], hosts[c.to])) {
-        if (g.tree() && streamed.contains(l)) return false;
-        load_Bps[l] += demand;
+      const FlowRoute& route = routes[c] = flow_route(hosts[c.from], hosts[c.to]);
+      for (sg4::Link* l : route.shared) {
+        if (g.tree && streamed.contains(l)) out.lanes_fit = false;
+        load_Bps[l] += throughput.at(g.pipeline[i]);
       }
     }
   }
   constexpr double kTolerance = 1e-6;  // the solved rates are measured over a finite window
-  return std::all_of(load_Bps.begin(), load_Bps.end(), [](const auto& entry) {
-    return entry.second <= entry.first->get_bandwidth() * (1 + kTolerance);
-  });
+  for (const auto& [l, load] : load_Bps)
+    if (load > l->get_bandwidth() * (1 + kTolerance)) out.lanes_fit = false;
+  for (const FlowGroup& g : groups) {
+    for (std::size_t i = 0; i < g.flows.size(); ++i) {
+      const RankConnection& c = g.flows[i];
+      const FlowRoute& route = routes.at(c);
+      const double own = throughput.at(g.pipeline[i]);
+      double wire = route.ceiling_Bps;
+      for (sg4::Link* l : route.shared) {
+        if (streamed.contains(l)) wire = 0;
+        wire = std::min(wire, l->get_bandwidth() - (load_Bps.at(l) - own));
+      }
+      out.wire_Bps[c] = std::max(used.at(c), wire);
+    }
+  }
+  return out;
 }
 
 // The pattern-level simulation (sim/simulator.hpp), inside the child process; throws OpByOpNeeded where
-// lanes_fit says a phase's tree lanes contend.
+// phase_shares says a phase's tree lanes contend.
 RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const SimParams& params) {
   const auto engine = start_engine();
   const int world = s.world_size();
@@ -704,14 +736,29 @@ RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const 
   // A pipelined connection's messages leave at its even share of the route (the op-level simulation paces
   // them so, sim/simulator.hpp) and arrive at the max-min rate: the lesser of the two carries its bytes.
   // Raw messages go one at a time at the max-min rate.
+  // Its wire rate is what phase_shares gives it (the least over the phases it is in), and its messages are
+  // paced at the lesser of that and its even share.
   const bool pipelined = is_pipelined(params.protocol);
-  std::map<RankConnection, double> used;
+  std::map<RankConnection, double> used, wire;
   for (const auto& [c, solved_Bps] : rate)
     used[c] =
         pipelined ? std::min(costs.route_share_Bps(c.from, c.to, c.ir_channel), solved_Bps) : solved_Bps;
-  for (const auto& groups : phases)
-    if (!lanes_fit(groups, used, hosts, background)) throw OpByOpNeeded{};
-  costs.reshare([&](int a, int b, int channel, double) { return used.at(RankConnection{a, b, channel}); });
+  std::set<const sg4::Link*> streamed;
+  for (const auto& [from, to] : background)
+    for (const sg4::Link* l : flow_route(from, to).shared)
+      streamed.insert(l);
+  for (const auto& groups : phases) {
+    const PhaseShares shares = phase_shares(groups, used, hosts, streamed);
+    if (!shares.lanes_fit) throw OpByOpNeeded{};
+    for (const auto& [c, w] : shares.wire_Bps) {
+      auto [it, first] = wire.try_emplace(c, w);
+      if (!first) it->second = std::min(it->second, w);
+    }
+  }
+  costs.reshare([&](int a, int b, int channel, double even_Bps) {
+    const double w = wire.at(RankConnection{a, b, channel});
+    return ConnectionCosts::RouteShare{pipelined ? std::min(even_Bps, w) : w, w};
+  });
   CostParams compute = params.compute;
   compute.protocol = params.protocol;
   return time_compact(s, costs, compute);
@@ -965,7 +1012,7 @@ std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jo
       parallel, finished, out, op_by_op);
   for (std::size_t i = 0; i < jobs.size(); ++i)
     out[i].by_pattern = out[i].result && simulates_by_pattern(*jobs[i].schedule, jobs[i].params);
-  // The pattern-level runs that found tree lanes contending (lanes_fit), op by op, the longest first.
+  // The pattern-level runs that found tree lanes contending (phase_shares), op by op, the longest first.
   std::stable_sort(op_by_op.begin(), op_by_op.end(),
                    [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
   std::vector<std::size_t> none;

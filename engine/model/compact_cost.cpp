@@ -113,8 +113,7 @@ class LaneMemo {
       for (std::size_t i = 0; i < w.connections.size(); ++i) {
         const auto [a, b, c] = w.connections[i];
         const ConnectionCost& x = costs_->at(lane.ranks[a], lane.ranks[b], c);
-        if (x.latency_s != w.costs[i].latency_s || x.bandwidth_Bps != w.costs[i].bandwidth_Bps)
-          return std::nullopt;
+        if (x != w.costs[i]) return std::nullopt;
       }
       for (std::size_t i = 0; i < w.ports.size(); ++i) {
         const auto [m, c] = w.ports[i];
@@ -285,20 +284,22 @@ std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
     const int first_pipeline = pipelines;
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
       const Group group = !tree ? Together : channel % 2 == 0 ? TreeUp : TreeDown;
-      const int pipeline = tree ? first_pipeline + channel / 2 : -1;
+      const int pipeline = first_pipeline + (tree ? channel / 2 : channel);
       pipelines = std::max(pipelines, pipeline + 1);
       groups[group].push_back({{g[a], g[b], channel}, pipeline});
     });
   }
   std::vector<FlowGroup> out;
-  for (auto& group : groups) {
-    if (group.empty()) continue;
-    std::sort(group.begin(), group.end());
-    group.erase(std::unique(group.begin(), group.end()), group.end());
+  for (int group = 0; group < Groups; ++group) {
+    auto& flows = groups[group];
+    if (flows.empty()) continue;
+    std::sort(flows.begin(), flows.end());
+    flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
     FlowGroup& fg = out.emplace_back();
-    for (const auto& [c, pipeline] : group) {
+    fg.tree = group != Together;
+    for (const auto& [c, pipeline] : flows) {
       fg.flows.push_back(c);
-      if (pipeline >= 0) fg.pipeline.push_back(pipeline);
+      fg.pipeline.push_back(pipeline);
     }
   }
   return out;

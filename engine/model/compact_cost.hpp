@@ -38,17 +38,17 @@ int count_compact_steps(const CompactSchedule& schedule);
 //   once, in a fixed order, grouped into the flows that run side by side: a ring pass's connections are
 //   busy together for its 2(P-1) steps; a tree pass's up connections (IR channels 2c) carry the reduction
 //   and its down connections (2c+1) the broadcast, two groups, busy together only while a pipeline is full.
-//   Ring groups first, then up, then down; empty groups left out. A tree group's flows also carry their
-//   pipeline (one tree of one lane, numbered within the phase: its up and down flows move its chunks at one
-//   rate).
+//   Ring groups first, then up, then down; empty groups left out. Each flow also carries its pipeline (one
+//   ring channel, or one tree, of one lane, numbered within the phase): a pipeline's flows move its chunks
+//   at one rate, its slowest flow's.
 struct RankConnection {
   int from = 0, to = 0, ir_channel = 0;
   auto operator<=>(const RankConnection&) const = default;
 };
 struct FlowGroup {
   std::vector<RankConnection> flows;
-  std::vector<int> pipeline;  // per flow; empty for a ring group
-  bool tree() const { return !pipeline.empty(); }
+  std::vector<int> pipeline;  // per flow
+  bool tree = false;
 };
 std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& schedule, int phase);
 // - declares every connection of the schedule in `costs` (then finish() it);

@@ -177,14 +177,23 @@ void ConnectionCosts::use_protocol(Protocol protocol) {
   for (auto& [k, e] : connections_) {
     const double route_Bps = std::min(e.route_bandwidth_Bps, block_cap_Bps(e.cls));
     const MessageCost m = message_cost(protocol, family_, e.cls, e.route_latency_s, route_Bps);
-    e.cost = {m.latency_s, std::min(m.bandwidth_Bps, cap)};
+    e.cost = {m.latency_s, std::min(m.bandwidth_Bps, cap), 0};
+    if (e.route_wire_Bps < 0) {
+      e.cost.wire_Bps = e.cost.bandwidth_Bps;
+    } else {
+      const double wire_route_Bps = std::min(e.route_wire_Bps, block_cap_Bps(e.cls));
+      e.cost.wire_Bps = std::min(
+          message_cost(protocol, family_, e.cls, e.route_latency_s, wire_route_Bps).bandwidth_Bps, cap);
+    }
   }
 }
 
-void ConnectionCosts::reshare(const std::function<double(int, int, int, double)>& share) {
+void ConnectionCosts::reshare(const std::function<RouteShare(int, int, int, double)>& share) {
   for (auto& [k, e] : connections_) {
-    e.route_bandwidth_Bps = share(static_cast<int>(k >> 40), static_cast<int>((k >> 16) & 0xffffff),
-                                  static_cast<int>(k & 0xffff), e.route_bandwidth_Bps);
+    const RouteShare r = share(static_cast<int>(k >> 40), static_cast<int>((k >> 16) & 0xffffff),
+                               static_cast<int>(k & 0xffff), e.route_bandwidth_Bps);
+    e.route_bandwidth_Bps = r.pace_Bps;
+    e.route_wire_Bps = r.wire_Bps;
   }
   use_protocol(protocol_);
 }

@@ -24,6 +24,11 @@ namespace cclab {
 struct ConnectionCost {
   double latency_s = 0;
   double bandwidth_Bps = 0;  // +inf for a rank talking to itself over no link
+  // The rate a message's bytes move at while on the wire; bandwidth_Bps paces the next one (a pipelined
+  // connection sends no faster than its share). The same in the α-β model; the pattern-level simulator makes
+  // it faster where the other flows on the connection's links leave it room (sim/simulator.hpp).
+  double wire_Bps = 0;
+  bool operator==(const ConnectionCost&) const = default;
 };
 
 // One message of `bytes` on a connection whose wire is free from `free_s` (updated): the α-β rule that the
@@ -36,9 +41,10 @@ inline double deliver(const ConnectionCost& conn, bool pipelined, double send_st
                       double bytes, double& free_s, double* wire_begin_s = nullptr) {
   const double begin =
       pipelined ? std::max(send_start_s, free_s) : std::max({send_start_s, recv_start_s, free_s});
-  const double wire_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
+  const double pace_s = std::isinf(conn.bandwidth_Bps) ? 0.0 : bytes / conn.bandwidth_Bps;
+  const double wire_s = std::isinf(conn.wire_Bps) ? 0.0 : bytes / conn.wire_Bps;
   const double arrival = begin + conn.latency_s + wire_s;
-  free_s = pipelined ? begin + wire_s : arrival;
+  free_s = pipelined ? begin + pace_s : arrival;
   if (wire_begin_s) *wire_begin_s = begin;
   return arrival;
 }
@@ -80,8 +86,12 @@ class ConnectionCosts {
   void use_protocol(Protocol protocol);
   // Replaces each connection's share of its route (finish()'s even split of every link among the channels
   // crossing it) by share(from_rank, to_rank, ir_channel, even_share_Bps), then re-prices under the current
-  // protocol: how the pattern-level simulator (sim/simulator.hpp) brings in SimGrid's max-min rates.
-  void reshare(const std::function<double(int, int, int, double)>& share);
+  // protocol: how the pattern-level simulator (sim/simulator.hpp) brings in SimGrid's max-min rates. A share
+  // gives the pace of the connection's messages and the rate of each one on the wire (ConnectionCost).
+  struct RouteShare {
+    double pace_Bps = 0, wire_Bps = 0;
+  };
+  void reshare(const std::function<RouteShare(int, int, int, double)>& share);
   Protocol protocol() const { return protocol_; }
   AlgorithmFamily family() const { return family_; }
   // The current protocol's constants in this family (its launch cost, wire efficiency, step latencies).
@@ -135,6 +145,7 @@ class ConnectionCosts {
     ConnectionCost cost;  // under protocol_
     std::uint64_t bytes = 0;
     double route_latency_s = 0, route_bandwidth_Bps = 0;
+    double route_wire_Bps = -1;  // reshare()'s wire share; below 0: route_bandwidth_Bps
     RouteClass cls = RouteClass::Local;
   };
   const Entry& entry(int from_rank, int to_rank, int ir_channel) const;

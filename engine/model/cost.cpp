@@ -250,7 +250,9 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
   // each direction of the one link, came out at twice the ring's time where the machine runs them alike.
   if (params.one_core_per_rank) {
     costs.reshare([&](int from, int to, int, double even_Bps) {
-      return from == to ? even_Bps : topology.route_between_ranks(from, to).bottleneck_bandwidth_Bps;
+      const double share_Bps =
+          from == to ? even_Bps : topology.route_between_ranks(from, to).bottleneck_bandwidth_Bps;
+      return ConnectionCosts::RouteShare{share_Bps, share_Bps};
     });
   }
   const CostParams rates = per_channel_rates(params, schedule.num_network_channels());

@@ -370,7 +370,8 @@ ChannelSignature signature(const TreePass& pass, int c, std::span<const int> glo
     if (m.costs == nullptr || tree.parent[x] < 0) continue;
     const ConnectionCost& up = m.costs->at(global_rank[x], global_rank[tree.parent[x]], 2 * c);
     const ConnectionCost& down = m.costs->at(global_rank[tree.parent[x]], global_rank[x], 2 * c + 1);
-    sig.values.insert(sig.values.end(), {up.latency_s, up.bandwidth_Bps, down.latency_s, down.bandwidth_Bps});
+    sig.values.insert(sig.values.end(), {up.latency_s, up.bandwidth_Bps, up.wire_Bps, down.latency_s,
+                                         down.bandwidth_Bps, down.wire_Bps});
   }
   return sig;
 }
