@@ -32,9 +32,12 @@
 // rate, fit every link, solving them together gives the same rates as apart, and the two solves stand. Where
 // they do not fit (up and down flows contending on a saturated link, e.g. four PCIe GPUs behind one NIC, or
 // a neighbour's streams on a tree's links), the schedule is simulated op by op. Explicit passes
-// (halving-doubling, chains, loaded JSON) change flows every step and run op by op. Known gap: where a ring
-// is latency-bound with several channels on a link, the op-level simulation lets a transfer use the moments
-// the others spend in latency, and comes out up to 5 % faster (docs/simulation.md, "Pattern-level mode").
+// (halving-doubling, chains, loaded JSON) change flows every step and run op by op.
+// A connection's messages are paced at its solved rate (no more than its even share, as op by op), and each
+// moves on the wire at what its links leave beyond the other flows' average load (every pipeline at its
+// slowest flow's rate): where a ring's NICs set the pace, its NVSwitch hops are off the wire part of each
+// step, and op by op their messages move at their thread block's speed, not at a share of a port that all
+// channels fill only together (docs/simulation.md, "Pattern-level mode").
 //
 // SimGrid keeps global state per process, so every simulation runs in a forked child process that sends its
 // result back through a pipe; the caller's process never initialises SimGrid.
@@ -67,9 +70,9 @@ struct SimParams {
   // run of another implementation of the collective needs (bench/smpi_vs_sim.sh).
   bool platform_all_pairs = false;
   // simulate_compact: solve each phase's flow pattern once instead of running op by op (the reference, and
-  // what per-op times need). `predict` and `regress` set it (step times agree within 0.14 % on the shipped
-  // scenarios without a neighbour job, docs/simulation.md); `cclab sim` only with --fast, for the
-  // collective-level gaps above.
+  // what per-op times need). `predict` and `regress` set it (step times agree within 0.16 % on the shipped
+  // scenarios, docs/simulation.md); `cclab sim` only with --fast: op by op is the collective-level
+  // reference.
   bool by_pattern = false;
 };
 
