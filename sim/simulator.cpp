@@ -658,13 +658,14 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
       if (!first) it->second = std::min(it->second, r);
     }
   }
-  std::map<RankConnection, FlowRoute> routes;
+  std::vector<std::vector<FlowRoute>> routes(groups.size());  // per group, per flow
   std::map<sg4::Link*, double> load_Bps;
   PhaseShares out;
-  for (const FlowGroup& g : groups) {
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const FlowGroup& g = groups[k];
     for (std::size_t i = 0; i < g.flows.size(); ++i) {
       const RankConnection& c = g.flows[i];
-      const FlowRoute& route = routes[c] = flow_route(hosts[c.from], hosts[c.to]);
+      const FlowRoute& route = routes[k].emplace_back(flow_route(hosts[c.from], hosts[c.to]));
       for (sg4::Link* l : route.shared) {
         if (g.tree && streamed.contains(l)) out.lanes_fit = false;
         load_Bps[l] += throughput.at(g.pipeline[i]);
@@ -674,17 +675,18 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
   constexpr double kTolerance = 1e-6;  // the solved rates are measured over a finite window
   for (const auto& [l, load] : load_Bps)
     if (load > l->get_bandwidth() * (1 + kTolerance)) out.lanes_fit = false;
-  for (const FlowGroup& g : groups) {
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const FlowGroup& g = groups[k];
     for (std::size_t i = 0; i < g.flows.size(); ++i) {
       const RankConnection& c = g.flows[i];
-      const FlowRoute& route = routes.at(c);
+      const FlowRoute& route = routes[k][i];
       const double own = throughput.at(g.pipeline[i]);
+      const bool beside_streams = std::any_of(route.shared.begin(), route.shared.end(),
+                                              [&](sg4::Link* l) { return streamed.contains(l); });
       double wire = route.ceiling_Bps;
-      for (sg4::Link* l : route.shared) {
-        if (streamed.contains(l)) wire = 0;
+      for (sg4::Link* l : route.shared)
         wire = std::min(wire, l->get_bandwidth() - (load_Bps.at(l) - own));
-      }
-      out.wire_Bps[c] = std::max(used.at(c), wire);
+      out.wire_Bps[c] = beside_streams ? used.at(c) : std::max(used.at(c), wire);
     }
   }
   return out;
