@@ -46,6 +46,19 @@ done
 # (github.com/NVIDIA/nccl-tests/issues/119). NCCL runs rings at these sizes.
 a100_ring=$(busbw_at dgx_a100:1 ring 1GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 1 GiB, 8 x A100 (NVSwitch), ring" 200 "$a100_ring" "$(err "$a100_ring" 200)"
+# The maintainer's answer in the same thread (S. Jeaugey, nccl-tests#149, 2023-07-05): 12 NVLinks at ~20 GB/s
+# effective (25 GB/s line rate, 128-byte payloads from the SMs) make 240 GB/s, "some other bottlenecks on the
+# GPUs limits it to ~230GB/s"; at 512M-1G the user's bandwidth was still rising, 8G "should reach 230 GB/s".
+a100_peak=$(busbw_at dgx_a100:1 ring 8GiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x A100 (NVSwitch), ring" 230 "$a100_peak" "$(err "$a100_peak" 230)"
+# nccl-tests#212: a user's 8 x H100 allreduce up to 256 MiB, NCCL's default (NVLS), "the algbw is about
+# 250GB/S" (busbw 2·7/8 of it, 437.5); the maintainer: "256M is too small to reach peak bandwidth".
+h100_256=$(busbw_at dgx_h100:1 nccl 256MiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 "$h100_256" "$(err "$h100_256" 437.5)"
+# nccl-tests#272: 8 x H200 on one node, all_reduce_perf -b 64k -e 4G, NCCL 2.20.3 (its default, NVLS), "peak
+# bandwidth of 475 GB/s".
+h200=$(busbw_at dgx_h200:1 nccl 4GiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 "$h200" "$(err "$h200" 475)"
 a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 "$a100_3" "$(err "$a100_3" 96)"
 
@@ -75,16 +88,41 @@ row "DGX-1 V100 16GB, AMP (batch 256: 1200 -> 8322 img/s)" dgx1_v100 256 1200 83
 row "DGX-1 V100 16GB, FP32 (batch 128: 367 -> 2855 img/s)" dgx1_v100 128 367 2855
 
 echo
+# TensorFlow's benchmarks (tensorflow.org/performance/benchmarks, "Training with NVIDIA DGX-1 (NVIDIA Tesla
+# P100)"; the TensorFlow team's blog post of 2017-05-10 "TensorFlow Benchmarks and a New High-Performance
+# Guide"): tf_cnn_benchmarks, synthetic data, batch 64 per GPU, 8 P100s against one: "a speedup of 7.99x (99%
+# efficiency) for InceptionV3 and 7.91x (98% efficiency) for ResNet-50". cclab: its P100 defaults (the same
+# page's one-GPU throughputs) on dgx1_p100, NCCL's algorithms.
+printf "%-58s %12s %12s %8s\n" "training: TensorFlow, 8 x P100 (DGX-1) vs 1 (efficiency)" published cclab error
+for model_speedup in inception_v3:7.99 resnet50:7.91; do
+  model=${model_speedup%%:*} speedup=${model_speedup##*:}
+  cat >"$work/tf.yaml" <<EOF
+name: tf
+topology: {preset: dgx1_p100, nodes: 1}
+workload: $model
+compute: {gpu: p100}
+communication: {algorithm: nccl}
+EOF
+  predicted=$("$cclab" predict "$work/tf.yaml" --format csv 2>/dev/null | awk -F, 'NR == 2 { printf "%.1f", 100 * $9 }')
+  published=$(awk -v s="$speedup" 'BEGIN { printf "%.1f", 100 * s / 8 }')
+  printf "%-58s %11s%% %11s%% %8s\n" "$model (speedup $speedup)" "$published" "$predicted" \
+    "$(err "$predicted" "$published")"
+done
+
+echo
 # Sergeev and Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow", arXiv 1802.05799
 # (2018): up to 128 Pascal GPUs, 4 per server, 25 GbE. Fig. 6: Horovod over TCP scales Inception V3 at 88 %
 # on 128 GPUs; Fig. 7: RDMA (RoCE) adds 3-4 % to its throughput there (we compare with the middle, 3.5 %).
-printf "%-58s %12s %12s %8s\n" "training: Horovod, Inception V3, 128 x P100, 25 GbE" published cclab error
+# Horovod's docs/benchmarks.rst: 128 servers of 4 Pascal GPUs (512) on 25 Gb/s RoCE scale Inception V3 at 90 %.
+# Horovod of that time fused every 5 ms up to 64 MiB (HOROVOD_CYCLE_TIME and HOROVOD_FUSION_THRESHOLD until
+# horovod#2468, 2020; now 1 ms and 128 MiB, cclab's `fusion: horovod` defaults), so the scenario sets them.
+printf "%-58s %12s %12s %8s\n" "training: Horovod, Inception V3, P100s, 25 GbE" published cclab error
 cat >"$work/h.yaml" <<EOF
 name: horovod
 topology: {preset: pcie_server, nodes: 32, gpus: 4, nic: 25Gbps, net: [tcp, roce]}
 workload: inception_v3
 compute: {gpu: p100}
-communication: {algorithm: ring, fusion: horovod}
+communication: {algorithm: ring, fusion: horovod, cycle: 5ms, bucket: 64MiB}
 EOF
 "$cclab" predict "$work/h.yaml" --format csv >"$work/h.csv" 2>/dev/null
 # The value of column $1 in the row whose net is $2.
@@ -93,6 +131,11 @@ value_of() {
     $n == net { print $c }' "$work/h.csv"
 }
 tcp_eff=$(awk -v e="$(value_of efficiency tcp)" 'BEGIN { printf "%.1f", 100 * e }')
-printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over TCP" 88 "$tcp_eff" "$(err "$tcp_eff" 88)"
+printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over TCP, 128 GPUs" 88 "$tcp_eff" "$(err "$tcp_eff" 88)"
 gain=$(awk -v r="$(value_of samples_per_s roce)" -v t="$(value_of samples_per_s tcp)" 'BEGIN { printf "%.1f", 100 * (r / t - 1) }')
-printf "%-58s %11s%% %11s%% %8s\n" "throughput gain of RDMA over TCP" 3.5 "$gain" "$(err "$gain" 3.5)"
+printf "%-58s %11s%% %11s%% %8s\n" "throughput gain of RDMA over TCP, 128 GPUs" 3.5 "$gain" "$(err "$gain" 3.5)"
+sed -i 's/nodes: 32/nodes: 128/; s/net: \[tcp, roce\]/net: roce/' "$work/h.yaml"
+"$cclab" predict "$work/h.yaml" --format csv >"$work/h.csv" 2>/dev/null
+eff512=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "efficiency") c = i; next }
+  NR == 2 { printf "%.1f", 100 * $c }' "$work/h.csv")
+printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over RoCE, 512 GPUs" 90 "$eff512" "$(err "$eff512" 90)"

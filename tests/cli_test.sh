@@ -61,10 +61,11 @@ print('ranks:', len({e['pid'] for e in d}), 'rows:', sum(e['name'] == 'thread_na
 # Fault events on the timeline: a straggler computes slower and the others wait for its gradients; degraded
 # links span the step on a "faults" row; a lost node puts the whole job (loss, restart, redo, checkpoint
 # writes) on a "job" row.
-# (No compute slowdown under overlapping collectives here: the ratio is the straggler factor's alone.)
+# (No compute slowdown under overlapping collectives and no variation between GPUs here: the ratio is the
+# straggler factor's alone.)
 "$cclab" predict "$src/scenarios/fault_stragglers.yaml" --set faults.stragglers.factor=2.0 \
-  --set communication.algorithm=ring --set compute.overlap_slowdown=0 --timeline "$dir/straggler.json" \
-  >/dev/null 2>&1
+  --set communication.algorithm=ring --set compute.overlap_slowdown=0 --set compute.jitter=0 \
+  --timeline "$dir/straggler.json" >/dev/null 2>&1
 check timeline-straggler 0 "^straggler: rank 0 .* waits 2x$" -- python3 -c "
 import json; d = json.load(open('$dir/straggler.json'))
 names = {e['pid']: e['args']['name'] for e in d if e['name'] == 'process_name'}

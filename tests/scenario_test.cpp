@@ -122,6 +122,35 @@ communication: {algorithm: ring}
   EXPECT_THROW(parse_scenario(std::string(kBase) + "  inter: butterfly\n", "s.yaml", ""), ConfigError);
 }
 
+// GPUs of one SKU differ (kGpuVariation, Sinha et al. SC'22): a scenario that leaves compute.jitter unset is
+// predicted with it, the same to the bit as one that sets it, and slower than one that sets 0 — by more on
+// more GPUs, the slowest of P being slower.
+TEST(Scenario, GpusVaryByDefault) {
+  const auto scenario_with = [](const std::string& jitter) {
+    return parse_scenario(
+        "name: v\ntopology: {preset: dgx_a100, nodes: [1, 16]}\nworkload: resnet50\n"
+        "compute: {gpu: a100" +
+            jitter + "}\ncommunication: {algorithm: ring}\n",
+        "v.yaml", "");
+  };
+  const Scenario unset = scenario_with(""), set = scenario_with(", jitter: 0.015"),
+                 none = scenario_with(", jitter: 0");
+  EXPECT_LT(unset.points.at(0).compute.jitter, 0);  // resolved by predict, not by the parser
+  const std::vector<PointResult> by_default = predict_scenario(unset), given = predict_scenario(set),
+                                 without = predict_scenario(none);
+  ASSERT_EQ(by_default.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(by_default[i].prediction.step_s, given[i].prediction.step_s);
+    EXPECT_GT(by_default[i].prediction.step_s, without[i].prediction.step_s);
+  }
+  const double loss8 = without[0].prediction.efficiency - by_default[0].prediction.efficiency;
+  const double loss128 = without[1].prediction.efficiency - by_default[1].prediction.efficiency;
+  EXPECT_GT(loss128, loss8);
+  // With the network hidden behind backward the loss is the expected slowest of 8 draws.
+  EXPECT_NEAR(without[0].prediction.step_s / by_default[0].prediction.step_s,
+              1 / (1 + kGpuVariation * expected_max_of_normals(8)), 2e-3);
+}
+
 TEST(Scenario, FilesResolveAgainstTheScenarioDirectory) {
   const std::string dir = ::testing::TempDir() + "scenario_files";
   std::filesystem::create_directories(dir);

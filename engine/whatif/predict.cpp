@@ -178,11 +178,12 @@ std::string swept_value(const ScenarioPoint& p, const std::string& field) {
   return "";
 }
 
-// What the scenario left to the topology: the machine balance (the topology's GPU's), and the compute
+// What the scenario left to the topology: the machine balance (the topology's GPU's), the compute
 // slowdown while a collective runs (the collective's channels — thread blocks, one SM each — over the GPU's
-// SMs).
+// SMs), and the variation of compute between GPUs (kGpuVariation).
 ComputeProfile resolved_compute(const ScenarioPoint& p) {
   ComputeProfile c = p.compute;
+  if (c.jitter < 0) c.jitter = kGpuVariation;
   if (c.flops_per_byte <= 0 && p.topology->gpu_arch())
     c.flops_per_byte = gpu_flops_per_byte(topo::to_string(*p.topology->gpu_arch()));
   if (c.overlap_slowdown < 0 && c.sms > 0) {
@@ -506,12 +507,14 @@ void print_results_table(const Scenario& scenario, const std::vector<PointResult
   const ScenarioPoint& first = *results.front().point;
   fmt::print("# {}: {}\n", scenario.name,
              scenario.description.empty() ? scenario.source : scenario.description);
-  fmt::print("# {} ({}: {:.1f} ms forward+backward per {}-sample batch), {} on {} buckets, times from {}\n",
-             first.workload->name, first.compute_source,
-             (first.compute.forward_s + first.compute.backward_s) * 1e3, first.compute.batch_per_gpu,
-             first.sync == GradientSync::ZeroSharded ? "reduce-scatter + allgather" : "allreduce",
-             results.front().prediction.buckets.size(),
-             first.backend == TimeBackend::Sim ? "SimGrid" : "the α-β model");
+  fmt::print(
+      "# {} ({}: {:.1f} ms forward+backward per {}-sample batch, {:.1f} % variation between GPUs), {} "
+      "on {} buckets, times from {}\n",
+      first.workload->name, first.compute_source, (first.compute.forward_s + first.compute.backward_s) * 1e3,
+      first.compute.batch_per_gpu, 100 * resolved_compute(first).jitter,
+      first.sync == GradientSync::ZeroSharded ? "reduce-scatter + allgather" : "allreduce",
+      results.front().prediction.buckets.size(),
+      first.backend == TimeBackend::Sim ? "SimGrid" : "the α-β model");
   const auto extra = extra_columns(scenario);
   fmt::print("{:>6} {:<13}", "GPUs", "algorithm");
   for (const std::string& c : extra)

@@ -180,10 +180,11 @@ StepPrediction predict_step(const Workload& w, const ComputeProfile& healthy, co
                             double straggler_factor) {
   if (world_size < 1) throw ConfigError("predict: the world needs at least one GPU");
   if (!(straggler_factor >= 1)) throw ConfigError("predict: a straggler factor is >= 1");
-  if (!(healthy.jitter >= 0 && healthy.jitter < 1))
+  if (!(healthy.jitter < 1))
     throw ConfigError("predict: the compute jitter (coefficient of variation) must be in [0, 1)");
-  // The step runs at the slowest GPU's pace: a straggler's, and the slowest draw of the jitter.
-  straggler_factor *= 1 + healthy.jitter * expected_max_of_normals(world_size);
+  // The step runs at the slowest GPU's pace: a straggler's, and the slowest draw of the jitter (unresolved,
+  // negative, counts as none).
+  straggler_factor *= 1 + std::max(0.0, healthy.jitter) * expected_max_of_normals(world_size);
   ComputeProfile compute = healthy;
   compute.forward_s *= straggler_factor;
   compute.backward_s *= straggler_factor;

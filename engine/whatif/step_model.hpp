@@ -54,13 +54,24 @@ struct ComputeProfile {
   // The input pipeline's floor: a step takes at least this long (data loading and augmentation that the
   // GPUs wait for). 0: none.
   double input_floor_s = 0;
-  // Run-to-run variation of one GPU's compute in a step: the coefficient of variation of its forward +
-  // backward + optimizer time, independent across GPUs and steps (clocks, thermals, host jitter). Every
-  // step waits for the slowest of the P GPUs, whose expected time is (1 + jitter·E[max of P standard
-  // normals]) of the mean (expected_max_of_normals). 0: every GPU takes the mean, the default (no published
-  // figure we trust; measure yours: the spread of one GPU's step times).
-  double jitter = 0;
+  // Variation of one GPU's compute in a step: the coefficient of variation of its forward + backward +
+  // optimizer time across the job's GPUs (chips of one SKU differ: manufacturing and power management) and
+  // steps (clocks, thermals, host jitter). Every step waits for the slowest of the P GPUs, whose expected
+  // time is (1 + jitter·E[max of P standard normals]) of the mean (expected_max_of_normals): a GPU slower
+  // than most paces the whole job, so what a synchronous step loses grows with P. -1: unresolved, which
+  // predict resolves to kGpuVariation (and predict_step counts as 0); measure yours: the spread of per-GPU
+  // step times.
+  double jitter = -1;
 };
+
+// The default variation of GPU compute (compute.jitter): 1.5 %. Sinha et al., "Not All GPUs Are Created
+// Equal: Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC'22, arXiv 2208.11035),
+// measured over 90 % of the GPUs of five clusters (V100 at Summit, Vortex, Longhorn, Frontera; MI60 at
+// Corona) an average performance variation of 8 % between GPUs of one SKU (outliers aside; up to 22 %,
+// outliers up to 1.5x slower than the median). Taken as the spread of a normal population without its Tukey
+// outliers (about ±2.7 σ), 8 % is 5.4 σ: σ ≈ 1.5 %. Step-to-step variation of one GPU adds to it; we know no
+// published figure for that and leave it out.
+inline constexpr double kGpuVariation = 0.015;
 
 // E[max of n independent standard normal variables]: 0 for n = 1, 1/sqrt(pi) for 2, 1.42 for 8, 2.34 for 64,
 // 3.25 for 1,024 (numerical integration of x·n·phi(x)·Phi(x)^(n-1)). What a synchronous step loses to jitter
