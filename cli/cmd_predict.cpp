@@ -99,6 +99,12 @@ void run_predict(const PredictArgs& args) {
     fmt::print("# {} distinct schedules, {} passed the compact checks, {} verified in full{}\n",
                stats.schedules, stats.checked, stats.verified,
                stats.verified < stats.schedules ? " (--verify all expands and verifies every op)" : "");
+    // Which collectives the simulator could not solve by pattern (explicit passes, trees whose lanes
+    // contend: docs/simulation.md) and ran op by op, the slow way.
+    if (stats.simulated > 0)
+      fmt::print("# {} collectives simulated: {} by pattern, {} op by op{}\n", stats.simulated,
+                 stats.simulated_by_pattern, stats.simulated - stats.simulated_by_pattern,
+                 args.exact ? " (--exact)" : "");
   }
   const std::string dir = !args.out.empty() ? args.out : scenario.output_dir;
   if (!dir.empty()) {

@@ -46,15 +46,17 @@ std::optional<std::vector<PointResult>> predict_distributed(const Scenario& scen
       scenario, options, Shard{static_cast<std::size_t>(rank), static_cast<std::size_t>(size)}, &mine);
   const std::vector<std::string> shards = mpi.gather(shard);
   const std::vector<std::string> counts =
-      mpi.gather(fmt::format("{} {} {}", mine.schedules, mine.checked, mine.verified));
+      mpi.gather(fmt::format("{} {} {} {} {}", mine.schedules, mine.checked, mine.verified, mine.simulated,
+                             mine.simulated_by_pattern));
   if (rank != 0) return std::nullopt;
   if (stats) {
     // Each process plans its own schedules: a schedule two processes both need counts twice.
     for (const std::string& c : counts) {
       std::istringstream in(c);
-      std::size_t schedules = 0, checked = 0, verified = 0;
-      in >> schedules >> checked >> verified;
+      std::size_t schedules = 0, checked = 0, verified = 0, simulated = 0, by_pattern = 0;
+      in >> schedules >> checked >> verified >> simulated >> by_pattern;
       stats->schedules += schedules, stats->checked += checked, stats->verified += verified;
+      stats->simulated += simulated, stats->simulated_by_pattern += by_pattern;
     }
   }
   return merge_shards(scenario, shards);

@@ -27,8 +27,8 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
 }
 
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
-                           const SimParams& params) {
-  return load_module().simulate_compact(schedule, topology, params);
+                           const SimParams& params, bool* ran_by_pattern) {
+  return load_module().simulate_compact(schedule, topology, params, ran_by_pattern);
 }
 
 std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,

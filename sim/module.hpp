@@ -13,11 +13,11 @@ namespace cclab::sim {
 struct ModuleEntry {
   RunResult (*simulate)(const Schedule& schedule, const topo::Topology& topology, const SimParams& params);
   RunResult (*simulate_compact)(const CompactSchedule& schedule, const topo::Topology& topology,
-                                const SimParams& params);
+                                const SimParams& params, bool* ran_by_pattern);
   std::vector<BatchOutcome> (*simulate_compact_batch)(const std::vector<BatchJob>& jobs, int parallel,
                                                       const BatchProgress& finished);
 };
 inline constexpr const char* kModuleFile = "libcclab-sim.so";
-inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v4";
+inline constexpr const char* kModuleEntry = "cclab_sim_module_entry_v5";
 
 }  // namespace cclab::sim

@@ -967,12 +967,14 @@ RunResult simulate(const Schedule& schedule, const topo::Topology& topology, con
 }
 
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
-                           const SimParams& params) {
+                           const SimParams& params, bool* ran_by_pattern) {
   check_fits(topology, schedule.world_size());
+  if (ran_by_pattern) *ran_by_pattern = false;
   if (!simulates_by_pattern(schedule, params)) return simulate(to_explicit(schedule), topology, params);
   try {
     RunResult result = run_forked([&] { return run_patterns(schedule, topology, params); });
     result.bytes_sent = compact_bytes_sent(schedule);
+    if (ran_by_pattern) *ran_by_pattern = true;
     return result;
   } catch (const OpByOpNeeded&) {
     return simulate(to_explicit(schedule), topology, params);

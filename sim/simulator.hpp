@@ -81,8 +81,9 @@ struct SimParams {
 RunResult simulate(const Schedule& schedule, const topo::Topology& topology, const SimParams& params = {});
 // Simulates a checked compact schedule op by op, or by pattern (no per-op times) when params.by_pattern is
 // set, no platform file is asked for, the schedule has no explicit passes and its tree lanes fit (above).
+// `ran_by_pattern`, when given, says which way it ran.
 RunResult simulate_compact(const CompactSchedule& schedule, const topo::Topology& topology,
-                           const SimParams& params = {});
+                           const SimParams& params = {}, bool* ran_by_pattern = nullptr);
 // One simulation of a batch: a checked compact schedule, its topology (both outlive the call) and how.
 struct BatchJob {
   const CompactSchedule* schedule = nullptr;

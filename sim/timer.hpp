@@ -16,7 +16,9 @@ inline ScheduleTimer schedule_timer(SimParams params = {}) {
     SimParams p = params;
     p.compute = cost;
     p.protocol = cost.protocol;
-    return simulate_compact(schedule, topology, p).total_s;
+    ScheduleTime time;
+    time.seconds = simulate_compact(schedule, topology, p, &time.by_pattern).total_s;
+    return time;
   };
 }
 
@@ -30,11 +32,12 @@ inline ScheduleBatchTimer schedule_batch_timer(SimParams params = {}) {
       batch.back().params.compute = job.cost;
       batch.back().params.protocol = job.cost.protocol;
     }
-    std::vector<double> seconds;
-    seconds.reserve(jobs.size());
+    std::vector<ScheduleTime> times;
+    times.reserve(jobs.size());
     for (const BatchOutcome& outcome : simulate_compact_batch(batch, parallel, finished))
-      seconds.push_back(outcome.result ? outcome.result->total_s : std::numeric_limits<double>::quiet_NaN());
-    return seconds;
+      times.push_back({outcome.result ? outcome.result->total_s : std::numeric_limits<double>::quiet_NaN(),
+                       outcome.by_pattern});
+    return times;
   };
 }
 

@@ -512,16 +512,23 @@ backend: [sim, ab]
            1e-6 * static_cast<int>(cost.protocol) + (schedule.algorithm == "tree" ? 2e-4 : 0.0) +
            static_cast<double>(schedule.spec.count) / cost.reduce_Bps;
   };
-  int alone = 0;
+  int alone = 0, rings_alone = 0;  // the stand-in "solves rings by pattern"
   PredictOptions options;
   options.simulate = [&](const CompactSchedule& schedule, const topo::Topology&, const CostParams& cost) {
     ++alone;
-    return stand_in(schedule, cost);
+    if (schedule.algorithm == "ring") ++rings_alone;
+    return ScheduleTime{stand_in(schedule, cost), schedule.algorithm == "ring"};
   };
   options.jobs = 1;  // one process: no batch
-  const nlohmann::json serial = results_json(s, predict_scenario(s, options));
+  PredictStats serial_stats;
+  const nlohmann::json serial = results_json(s, predict_scenario(s, options, &serial_stats));
   const int simulations = alone;
   ASSERT_GT(simulations, 3);
+  // Each distinct simulation is counted once, by the way it ran.
+  EXPECT_EQ(serial_stats.simulated, static_cast<std::size_t>(simulations));
+  EXPECT_EQ(serial_stats.simulated_by_pattern, static_cast<std::size_t>(rings_alone));
+  EXPECT_GT(rings_alone, 0);
+  EXPECT_LT(rings_alone, simulations);
   EXPECT_EQ(rates, (std::set<double>{50e9, 500e9})) << "each point's reduction rate reaches the simulator";
 
   std::vector<std::size_t> batch_sizes;
@@ -531,19 +538,22 @@ backend: [sim, ab]
                                const std::function<void(std::size_t)>& finished) {
     EXPECT_EQ(parallel, 2);
     batch_sizes.push_back(jobs.size());
-    std::vector<double> seconds;
+    std::vector<ScheduleTime> times;
     for (const TimedSchedule& job : jobs) {
       EXPECT_TRUE(batched.insert({job.schedule, static_cast<int>(job.cost.protocol)}).second)
           << "asked twice";
-      seconds.push_back(stand_in(*job.schedule, job.cost));
-      if (finished) finished(seconds.size() - 1);
+      times.push_back({stand_in(*job.schedule, job.cost), job.schedule->algorithm == "ring"});
+      if (finished) finished(times.size() - 1);
     }
-    if (fail_one) seconds.front() = std::numeric_limits<double>::quiet_NaN();
-    return seconds;
+    if (fail_one) times.front().seconds = std::numeric_limits<double>::quiet_NaN();
+    return times;
   };
   options.jobs = 2;
   alone = 0;
-  EXPECT_EQ(results_json(s, predict_scenario(s, options)), serial);
+  PredictStats batch_stats;
+  EXPECT_EQ(results_json(s, predict_scenario(s, options, &batch_stats)), serial);
+  EXPECT_EQ(batch_stats.simulated, serial_stats.simulated);
+  EXPECT_EQ(batch_stats.simulated_by_pattern, serial_stats.simulated_by_pattern);
   EXPECT_EQ(batch_sizes, std::vector<std::size_t>{static_cast<std::size_t>(simulations)});
   EXPECT_EQ(alone, 0) << "every simulation was in the batch";
 

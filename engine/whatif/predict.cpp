@@ -75,7 +75,7 @@ class CollectiveTimes {
         return c;  // the α-β time stands in until the simulations have run
       }
       auto [it, fresh] = simulated_.try_emplace(key, 0.0);
-      if (fresh) it->second = options_.simulate(*c.schedule, *p.topology, cost);
+      if (fresh) it->second = count(options_.simulate(*c.schedule, *p.topology, cost));
       seconds = it->second;
     }
     return c;
@@ -88,15 +88,15 @@ class CollectiveTimes {
   void simulate_collected(const ScheduleBatchTimer& batch, int parallel, bool progress) {
     if (wanted_.empty()) return;
     std::size_t done = 0;
-    const std::vector<double> seconds = batch(wanted_, parallel, [&](std::size_t) {
+    const std::vector<ScheduleTime> times = batch(wanted_, parallel, [&](std::size_t) {
       if (progress)
         fmt::print(stderr, "\r[{}/{}] collectives simulated, {} at once            ", ++done, wanted_.size(),
                    parallel);
     });
     for (std::size_t i = 0; i < wanted_.size(); ++i) {
-      if (std::isnan(seconds[i])) continue;
+      if (std::isnan(times[i].seconds)) continue;
       simulated_.emplace(std::pair{wanted_[i].schedule, static_cast<int>(wanted_[i].cost.protocol)},
-                         seconds[i]);
+                         count(times[i]));
     }
     wanted_.clear();
     wanted_keys_.clear();
@@ -123,6 +123,13 @@ class CollectiveTimes {
                .first;
     }
     return it->second;
+  }
+
+  // A distinct simulation, counted by the way it ran.
+  double count(const ScheduleTime& time) {
+    ++stats_.simulated;
+    if (time.by_pattern) ++stats_.simulated_by_pattern;
+    return time.seconds;
   }
 
   // Every schedule passes the compact checks (O(C·P) for ring and tree passes) before it is costed; small
@@ -297,6 +304,8 @@ Outcomes predict_points(const Scenario& scenario, const PredictOptions& options,
       stats->schedules += w.schedules;
       stats->checked += w.checked;
       stats->verified += w.verified;
+      stats->simulated += w.simulated;
+      stats->simulated_by_pattern += w.simulated_by_pattern;
     }
   }
   return {std::move(results), std::move(errors)};

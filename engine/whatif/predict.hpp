@@ -35,9 +35,11 @@ struct VerifyPolicy {
 };
 
 struct PredictStats {
-  std::size_t schedules = 0;  // distinct schedules planned and timed
-  std::size_t checked = 0;    // passed the compact checks
-  std::size_t verified = 0;   // expanded and fully verified
+  std::size_t schedules = 0;             // distinct schedules planned and timed
+  std::size_t checked = 0;               // passed the compact checks
+  std::size_t verified = 0;              // expanded and fully verified
+  std::size_t simulated = 0;             // distinct collectives simulated (backend: sim)
+  std::size_t simulated_by_pattern = 0;  // of those, solved pattern by pattern (the others op by op)
 };
 
 struct PredictOptions {

@@ -386,7 +386,7 @@ class Bench {
     if (args_.simulate) {
       CostParams raw;
       raw.protocol = Protocol::Raw;
-      return args_.simulate(schedule, *predict_topology_, raw) * 1e6;
+      return args_.simulate(schedule, *predict_topology_, raw).seconds * 1e6;
     }
     return estimate_compact_cost(schedule, *predict_topology_).total_s * 1e6;
   }
