@@ -59,13 +59,6 @@ printf "%-58s %12s %12s %8s\n" "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)
 # bandwidth of 475 GB/s".
 h200=$(busbw_at dgx_h200:1 nccl 4GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 "$h200" "$(err "$h200" 475)"
-# NVIDIA/nccl#1048 (2023): A100 x 8 per node with 4 x 200 Gb/s InfiniBand, all_reduce_perf -b 8 -e 4G, NCCL's
-# default algorithm: one node "232.54GB/s", two nodes "only 86GB/s" (the user's 96 being 4 x 24 GB/s).
-# cclab's `nccl` picks as NCCL's tuner does (engine/model/nccl_tuner.hpp): the ring, at this size.
-a100_1n=$(busbw_at dgx_a100:1 nccl 4GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 8 x A100, NCCL default" 232.54 "$a100_1n" "$(err "$a100_1n" 232.54)"
-a100_2n=$(busbw_at dgx_a100:2,nics=4 nccl 4GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 2 x (8 x A100, 4 x HDR), NCCL default" 86 "$a100_2n" "$(err "$a100_2n" 86)"
 a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 "$a100_3" "$(err "$a100_3" 96)"
 

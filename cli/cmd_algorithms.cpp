@@ -14,9 +14,7 @@ void add_algorithms_command(CLI::App& app) {
       fmt::print("{:<16} {:<18} {:<14} {}\n", to_string(a.collective), a.name, a.nccl.empty() ? "-" : a.nccl,
                  a.description);
     fmt::print(
-        "\n--algo takes a name above, auto (the cheapest of all), nccl (the one of NCCL's that its tuner "
-        "picks), "
-        "or a "
+        "\n--algo takes a name above, auto (the cheapest of all), nccl (the cheapest of NCCL's), or a "
         "NCCL_ALGO "
         "value (any case).\n");
   });

@@ -70,7 +70,7 @@ void add_compare_command(CLI::App& app) {
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm,
                   "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring or "
-                  "NVLSTree, or a cclab name), nccl (the one of NCCL's algorithms that NCCL's tuner "
+                  "NVLSTree, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "
                   "picks when NCCL_ALGO is unset), or auto (every cclab algorithm)")
       ->capture_default_str();
   cmd->callback([args, cmd] {

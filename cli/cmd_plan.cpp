@@ -183,18 +183,6 @@ void run_plan(const PlanArgs& args) {
     fmt::print("\n");
     const Candidate& best = selector.choose(spec, topology, args.algorithm, options);
     if (!best.support.ok) throw ConfigError(best.support.reason);
-    if (args.algorithm == "nccl" && best.algorithm != "tree") {
-      // Say why a tree that cclab times faster is not what NCCL runs.
-      const Candidate& tree = selector.choose(spec, topology, "tree", options);
-      if (tree.support.ok && tree.time_s < best.time_s) {
-        if (auto rating = selector.nccl_tree_rating_s(tree, spec, topology, options)) {
-          fmt::print(
-              "nccl: NCCL's tuner rates the tree at {} (half its bus bandwidth; engine/model/nccl_tuner.hpp) "
-              "and runs {}, as NCCL does without NCCL_ALGO\n\n",
-              format_time(*rating), best.algorithm);
-        }
-      }
-    }
     planned.schedule = *best.schedule;
     costed = best;
   } else {
@@ -231,11 +219,9 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Plan a collective on a topology, verify it, print its cost");
   args->collective.add_to(*cmd);
-  cmd->add_option(
-         "--algo", args->algorithm,
-         "algorithm name (see `cclab algorithms`), auto, nccl (the one of NCCL's own algorithms "
-         "that NCCL's tuner picks), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, "
-         "PAT)")
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm name (see `cclab algorithms`), auto, nccl (the cheapest of NCCL's own "
+                  "algorithms), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT)")
       ->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
   cmd->add_option("--dump", args->dump,

@@ -14,7 +14,6 @@
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/lower_bound.hpp"
-#include "engine/model/nccl_tuner.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
@@ -638,51 +637,6 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   const topo::Topology plain = topo::make_preset("dgx_h100:2");
   const CollectiveSpec no_sharp = spec_for(plain, Collective::AllReduce, 1 << 28, DType::F32);
   EXPECT_FALSE(selector.choose(no_sharp, plain, "NVLS").support.ok);
-}
-
-// NCCL's tuner rates a tree allreduce at half its bus bandwidth (0.92 of the graph's) and a ring at
-// n / 2(n-1): the closed form, and what it makes `nccl` pick. On two A100 nodes with four NICs cclab times
-// the tree faster at 4 GiB (each node's data crosses the network once, the ring's 2(n-1)/n times), but NCCL
-// runs the ring there (NVIDIA/nccl#1048 measured 86 GB/s, a ring's figure), and the tree at small sizes.
-TEST(Selection, NcclPicksWhatNcclsTunerPicks) {
-  NcclTreeEstimate in;
-  in.bytes = 1 << 30;
-  in.ranks = 16;
-  in.nodes = 2;
-  in.channels = 8;
-  in.graph_bus_Bps = 100e9;
-  const ProtocolConstants& k = protocol_constants(Protocol::Simple, AlgorithmFamily::Tree);
-  const double latency_s = k.launch_s + 2 * (7 * k.step_latency_s[0] + 1 * k.step_latency_s[2]);
-  EXPECT_NEAR(nccl_tuner_tree_allreduce_s(Protocol::Simple, in), latency_s + in.bytes / (0.5 * 0.92 * 100e9),
-              1e-12);
-  in.pcie_inside = true;  // PCI's intra-node latency instead
-  EXPECT_NEAR(nccl_tuner_tree_allreduce_s(Protocol::Simple, in) - latency_s,
-              14 * (k.step_latency_s[1] - k.step_latency_s[0]) + in.bytes / (0.5 * 0.92 * 100e9), 1e-12);
-  in.pcie_inside = false;
-  in.arch = topo::GpuArch::Ampere;  // NCCL's per-channel tree ceiling, 23.6 GB/s on two Ampere nodes, binds
-  in.graph_bus_Bps = 400e9;         // over 8 channels' 188.8
-  EXPECT_NEAR(nccl_tuner_tree_allreduce_s(Protocol::Simple, in), latency_s + in.bytes / (0.5 * 8 * 23.6e9),
-              1e-12);
-  in.bytes = 8;  // LL's latencies are the smallest
-  EXPECT_LT(nccl_tuner_tree_allreduce_s(Protocol::LL, in), nccl_tuner_tree_allreduce_s(Protocol::Simple, in));
-
-  const topo::Topology a100 = topo::make_preset("dgx_a100:2,nics=4");
-  CostParams cost;
-  cost.protocol = Protocol::Auto;
-  Selector selector(cost);
-  const CollectiveSpec large = spec_for(a100, Collective::AllReduce, std::uint64_t{1} << 30, DType::F32);
-  const Candidate& tree = selector.choose(large, a100, "tree");
-  const Candidate& ring = selector.choose(large, a100, "ring");
-  ASSERT_TRUE(tree.support.ok && ring.support.ok);
-  EXPECT_LT(tree.time_s, 0.7 * ring.time_s);
-  EXPECT_EQ(selector.choose(large, a100, "nccl").algorithm, "ring");
-  EXPECT_GT(*selector.nccl_tree_rating_s(tree, large, a100, {}), ring.time_s);
-  const CollectiveSpec small = spec_for(a100, Collective::AllReduce, 1 << 14, DType::F32);
-  EXPECT_EQ(selector.choose(small, a100, "nccl").algorithm, "tree");
-  // Priced raw, no NCCL protocol runs, and nccl is the cheapest of NCCL's algorithms by cclab's model.
-  Selector raw;
-  EXPECT_FALSE(raw.nccl_tree_rating_s(raw.choose(large, a100, "tree"), large, a100, {}));
-  EXPECT_EQ(raw.choose(large, a100, "nccl").algorithm, "tree");
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ const Algorithm& require_algorithm(Collective collective, std::string_view name)
 std::string algorithm_names(Collective collective);  // "ring, tree, ..." for error messages
 
 // Names that select among algorithms rather than name one: "auto" (the cheapest of every algorithm of the
-// collective), "nccl" (NCCL's own, the one its tuner picks: Selector::choose), and NCCL_ALGO values in
+// collective), "nccl" (the cheapest of NCCL's own, as its tuner picks among them), and NCCL_ALGO values in
 // any case (Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNet, PAT): the algorithms NCCL runs under that
 // name here (NVLS is nvls inside one node and nvls_sharp across nodes). A registry name is never a selection.
 // Returns the candidates, in registry order; nullopt when `name` is not a selection.

@@ -1,13 +1,10 @@
 #include "engine/plan/selection.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/lower_bound.hpp"
-#include "engine/model/nccl_tuner.hpp"
 
 namespace cclab {
 
@@ -142,73 +139,19 @@ std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const to
   return out;
 }
 
-std::optional<double> Selector::nccl_tree_rating_s(const Candidate& tree, const CollectiveSpec& spec,
-                                                   const topo::Topology& topology,
-                                                   const PlanOptions& options) {
-  if (spec.collective != Collective::AllReduce || cost_.protocol == Protocol::Raw || !tree.schedule)
-    return std::nullopt;
-  // The channels' graph bandwidth: the bus bandwidth of a ring over them where bandwidth decides (1 GiB, or
-  // the spec's size when larger).
-  const Algorithm* ring = find_algorithm(spec.collective, "ring");
-  CollectiveSpec reference = spec;
-  reference.count =
-      std::max<std::uint64_t>(spec.count, (std::uint64_t{1} << 30) / dtype_size_bytes(spec.dtype));
-  const Candidate& r = candidate(*ring, reference, topology, options);
-  if (!r.support.ok || r.time_s <= 0 || spec.world_size < 2) return std::nullopt;
-  NcclTreeEstimate in;
-  in.bytes = static_cast<double>(spec.bytes());
-  in.ranks = spec.world_size;
-  in.nodes = std::max(1, topology.num_nodes());
-  in.channels = std::max(1, tree.schedule->num_channels());
-  in.graph_bus_Bps =
-      2.0 * (spec.world_size - 1) / spec.world_size * static_cast<double>(reference.bytes()) / r.time_s;
-  in.arch = topology.gpu_arch();
-  // NCCL's intra-node latency is its NVLink or its PCI one, by how a node's GPUs reach each other.
-  if (topology.node_of_rank(0) == topology.node_of_rank(1))
-    in.pcie_inside = route_class(topology.route_between_ranks(0, 1), topology) == RouteClass::Pcie;
-  std::optional<double> best;
-  for (const auto& [protocol, cclab_s] : tree.by_protocol) {
-    if (protocol == Protocol::Raw) continue;
-    const double t = nccl_tuner_tree_allreduce_s(protocol, in);
-    if (!best || t < *best) best = t;
-  }
-  return best;
-}
-
 const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topology& topology,
                                   std::string_view name, const PlanOptions& options) {
   if (const Algorithm* named = find_algorithm(spec.collective, name))
     return candidate(*named, spec, topology, options);
   const Candidate* best = nullptr;
-  double best_rating_s = 0;
   std::vector<std::string> why_not;  // each candidate's reason, for the error when none applies
-  const std::vector<Candidate> rows = auto_table(spec, topology, options, name);
-  // `nccl` picks what NCCL's tuner picks (engine/model/nccl_tuner.hpp): a tree is rated as NCCL rates it,
-  // against the ring's own time, which the table may have pruned.
-  const bool as_nccl = name == "nccl";
-  std::optional<double> tree_rating_s;
-  if (as_nccl) {
-    for (const Candidate& row : rows) {
-      if (row.algorithm != "tree" || !row.support.ok) continue;
-      tree_rating_s = nccl_tree_rating_s(cache_.at(key_of(spec, topology, options, row.algorithm)), spec,
-                                         topology, options);
-      if (tree_rating_s) candidate(*find_algorithm(spec.collective, "ring"), spec, topology, options);
-    }
-  }
-  for (const Candidate& row : rows) {
-    const Key key = key_of(spec, topology, options, row.algorithm);
-    const bool costed_after_all = as_nccl && tree_rating_s && row.algorithm == "ring" && cache_.count(key);
-    if (!row.support.ok && !costed_after_all) {
+  for (const Candidate& row : auto_table(spec, topology, options, name)) {
+    if (!row.support.ok) {
       why_not.push_back(fmt::format("{}: {}", row.algorithm, row.support.reason));
       continue;
     }
-    const Candidate& c = cache_.at(key);
-    if (!c.support.ok) continue;
-    const double rating_s = c.algorithm == "tree" && tree_rating_s ? *tree_rating_s : c.time_s;
-    if (!best || rating_s < best_rating_s) {
-      best = &c;
-      best_rating_s = rating_s;
-    }
+    const Candidate& c = cache_.at(key_of(spec, topology, options, row.algorithm));
+    if (!best || c.time_s < best->time_s) best = &c;
   }
   if (best) return *best;
   const Key key = key_of(spec, topology, options, name);

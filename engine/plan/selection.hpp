@@ -59,9 +59,7 @@ class Selector {
   explicit Selector(CostParams cost = {}, OnPlanned on_planned = {});
 
   // The candidate `name`, or with a selection ("auto", "nccl", an NCCL_ALGO name: registry.hpp) the cheapest
-  // of its candidates that applies (support.ok false, with the reason, when none does). "nccl" rates a tree
-  // allreduce as NCCL's tuner does (engine/model/nccl_tuner.hpp), so that it picks NCCL's algorithm; the
-  // candidate returned keeps cclab's own time. Unknown names throw
+  // of its candidates that applies (support.ok false, with the reason, when none does). Unknown names throw
   // ConfigError listing the valid ones. The topology must outlive the selector: it is part of the cache key
   // by address.
   const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
@@ -75,12 +73,6 @@ class Selector {
   // `selection` narrows the rows to its candidates ("nccl": NCCL's algorithms only).
   std::vector<Candidate> auto_table(const CollectiveSpec& spec, const topo::Topology& topology,
                                     const PlanOptions& options = {}, std::string_view selection = "auto");
-
-  // How NCCL's tuner rates the tree allreduce `tree` (its cheapest protocol by NCCL's estimate), from the
-  // bus bandwidth a ring over the same topology reaches; nullopt where NCCL's model does not apply (Raw
-  // pricing, not an allreduce, one rank).
-  std::optional<double> nccl_tree_rating_s(const Candidate& tree, const CollectiveSpec& spec,
-                                           const topo::Topology& topology, const PlanOptions& options);
 
  private:
   using Key = std::tuple<const topo::Topology*, Collective, std::uint64_t, DType, ReduceOp, int, int,
