@@ -179,10 +179,15 @@ LinkModel Topology::default_link_model(LinkKind kind) {
     // PCIe: TLP headers and flow control leave about 80-85% of the x16 rate for payload.
     case LinkKind::Pcie:
       return {0.80, 0.0};
-    // InfiniBand: NCCL's model scales ring bus bandwidth by 0.92 for LL128 (tuning.cc); about 1 us of NIC
-    // work per message (posting, completion) on top of the wire.
+    // InfiniBand: the rate a preset gives (HDR 200 Gb/s, NDR 400) is already the data rate after 64b/66b
+    // line coding; what is lost beyond it is each packet's headers and CRCs (26 B per 4 KiB MTU: 0.994),
+    // flow-control credits and acknowledgements. Measured through NCCL: 192 GB/s allreduce bus bandwidth on
+    // DGX A100 nodes with 8 x HDR (NCCL's team, NVIDIA/nccl#812), a 96 GB/s peak on nodes with 4 x HDR
+    // (nccl-tests#119), 24 GB/s from ib_write_bw on one HDR port (NVIDIA/nccl#1048): 24 of 25 GB/s, 0.96.
+    // (It was 0.92, NCCL's LL128 factor, which is a protocol's, not the link's: multi-node rings came out
+    // 4 % low.) About 1 us of NIC work per message (posting, completion) on top of the wire.
     case LinkKind::InfiniBand:
-      return {0.92, 1e-6};
+      return {0.96, 1e-6};
     // Ethernet / RoCE: header overhead of a 4 KiB MTU plus RoCE, about 0.9; 2 us NIC/stack cost per message.
     case LinkKind::Ethernet:
       return {0.90, 2e-6};

@@ -6,7 +6,7 @@
 //   links:
 //     - {from: n0.gpu0, to: n0.nvswitch, kind: nvswitch, bandwidth: 300GB/s, latency: 500ns}
 //   link_models:                       # optional; defaults in Topology::default_link_model()
-//     infiniband: {efficiency: 0.92, overhead: 1us}
+//     infiniband: {efficiency: 0.96, overhead: 1us}
 // Bandwidth is per direction. Every error names the file, the line and the field, and what would be valid.
 #pragma once
 
