@@ -71,6 +71,10 @@ printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 2 x (8 x A100, 4 x HDR), NCCL d
 # (NVIDIA/nccl#812, 2023; node count not given: cclab's ring busbw is the same from 2 to 16 nodes, 4 here).
 a100_8nic=$(busbw_at dgx_a100:4 ring 8GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 "$a100_8nic" "$(err "$a100_8nic" 192)"
+# NCCL's team on H100 nodes with 8 x NDR 400 Gb/s: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
+# (nccl-tests#290, 2025, about NCCL_ALGO=RING across nodes): 368-384 GB/s of ring busbw, 376 in the middle.
+h100_ndr=$(busbw_at dgx_h100:4 ring 8GiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 "$h100_ndr" "$(err "$h100_ndr" 376)"
 a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 "$a100_3" "$(err "$a100_3" 96)"
 
