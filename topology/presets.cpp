@@ -14,9 +14,10 @@ namespace cclab::topo {
 namespace {
 
 // Per-hop latencies of the built-in models. They are defaults to calibrate (cclab calibrate), chosen so that
-// end-to-end figures land near published ones: about 1 us GPU to GPU through NVSwitch, about 2-3 us GPU to
-// GPU across an InfiniBand switch (NCCL's tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware
-// latencies per step, which include protocol overheads the network model adds separately).
+// end-to-end figures land near published ones: about 1 us GPU to GPU through NVSwitch (2 us on DGX A100,
+// where a measurement says so: nvswitch_models), about 2-3 us GPU to GPU across an InfiniBand switch (NCCL's
+// tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware latencies per step, which include protocol
+// overheads the network model adds separately).
 constexpr double kNvLinkHopLatency_s = 0.5e-6;
 constexpr double kPcieHopLatency_s = 0.4e-6;
 
@@ -170,6 +171,8 @@ struct NvSwitchNode {
   double nic_Bps = 0;
   double pcie_Bps = 0;
   GpuArch arch = GpuArch::Hopper;
+  // Latency of each GPU's link to the NVSwitch fabric: a GPU-to-GPU message crosses two.
+  double nvswitch_hop_latency_s = kNvLinkHopLatency_s;
 };
 
 Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node,
@@ -190,7 +193,7 @@ Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode&
     VertexId nvs = t.add_vertex(Vertex{pre + "nvswitch", VertexKind::NvSwitch, n});
     VertexId cpu = t.add_vertex(Vertex{pre + "cpu", VertexKind::Cpu, n});
     for (int g = 0; g < node.gpus; ++g)
-      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, node.nvlink_Bps, kNvLinkHopLatency_s);
+      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, node.nvlink_Bps, node.nvswitch_hop_latency_s);
     std::vector<VertexId> pcie;
     for (int s = 0; s < switches; ++s) {
       pcie.push_back(t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n}));
@@ -404,10 +407,15 @@ struct NvSwitchModel {
 const std::array<NvSwitchModel, 5>& nvswitch_models() {
   static const std::array<NvSwitchModel, 5> models{{
       // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
+      // A message from GPU to GPU through its NVSwitch takes about 2 us: on a DGX A100, NCCL_ALGO=Ring with
+      // one channel, 8-128 B allreduces took 10, 13.76, 16.88, 20.8, 25.2, 29.5 and 33.7 us on 2 to 8 GPUs
+      // (nccl-tests#123, 2022): 1.98 us per ring step (least squares over 2(n-1) steps) above a 6.05 us
+      // intercept (NCCL's LL launch cost is 6.6). NCCL's tuning constant, 0.6 us per NVLink step, is not
+      // what these A100s did.
       {"dgx_a100",
        "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
        "switches",
-       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere}},
+       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere, 1.0e-6}},
       // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
       {"dgx_h100",
        "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
