@@ -25,58 +25,50 @@ printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
 # with NCCL_ALGO=RING"; NVLS "on 8 GPUs [...] a peak busBw of ~480GB/s": NCCL maintainer S. Jeaugey,
 # github.com/NVIDIA/nccl-tests/issues/212 (2024).
 busbw_at() { "$cclab" plan --topology "$1" --algo "$2" --size "$3" | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
-busbw() { "$cclab" plan --topology "$1" --algo "$2" --size 8GiB | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
-h100_ring=$(busbw dgx_h100:1 ring)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 "$h100_ring" "$(err "$h100_ring" 370)"
-h100_nccl=$(busbw dgx_h100:1 nccl)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 "$h100_nccl" \
-  "$(err "$h100_nccl" 480)"
+# One row: label, published busbw, and what cclab's plan gives for topology, algorithm and size.
+collective_row() {
+  local predicted
+  predicted=$(busbw_at "$3" "$4" "$5")
+  printf "%-58s %12s %12s %8s\n" "$1" "$2" "$predicted" "$(err "$predicted" "$2")"
+}
+collective_row "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 dgx_h100:1 ring 8GiB
+collective_row "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 dgx_h100:1 nccl 8GiB
 # NVLS on fewer GPUs of one H100 SXM node: "Busbw increase from 370 to 420, 440, 460, and 480 GBps when gpus
 # increase from 4 to 5, 6, 7, and 8" (NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G, github.com/NVIDIA/nccl/issues/1455,
 # 2024). With fewer members each GPU's port carries S(1+1/P) for a smaller reduction, so busbw grows with P.
 for gpus_busbw in 5:420 6:440 7:460; do
-  g=${gpus_busbw%%:*} published=${gpus_busbw##*:}
-  nvls=$(busbw_at "dgx_h100:1,gpus=$g" nvls 4GiB)
-  printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, $g x H100 (one NVSwitch node), NVLS" "$published" "$nvls" \
-    "$(err "$nvls" "$published")"
+  g=${gpus_busbw%%:*}
+  collective_row "allreduce 4 GiB, $g x H100 (one NVSwitch node), NVLS" "${gpus_busbw##*:}" "dgx_h100:1,gpus=$g" nvls \
+    4GiB
 done
 # Users' nccl-tests reports: 8 x A100-SXM4-80GB on NVSwitch (HPE Apollo 6500), all_reduce_perf up to 1 GiB,
 # "a busbw of ~200 GB/s" (github.com/NVIDIA/nccl-tests/issues/149, NCCL 2.17/2.18); 3 servers of 8 x A100-SXM4-40GB
 # with 4 x HDR 200 Gb/s each, all_reduce_perf up to 128 MiB on 24 ranks, "peak performance reaches about 96GB/s"
 # (github.com/NVIDIA/nccl-tests/issues/119). NCCL runs rings at these sizes.
-a100_ring=$(busbw_at dgx_a100:1 ring 1GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 1 GiB, 8 x A100 (NVSwitch), ring" 200 "$a100_ring" "$(err "$a100_ring" 200)"
+collective_row "allreduce 1 GiB, 8 x A100 (NVSwitch), ring" 200 dgx_a100:1 ring 1GiB
 # The maintainer's answer in the same thread (S. Jeaugey, nccl-tests#149, 2023-07-05): 12 NVLinks at ~20 GB/s
 # effective (25 GB/s line rate, 128-byte payloads from the SMs) make 240 GB/s, "some other bottlenecks on the
 # GPUs limits it to ~230GB/s"; at 512M-1G the user's bandwidth was still rising, 8G "should reach 230 GB/s".
-a100_peak=$(busbw_at dgx_a100:1 ring 8GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, 8 x A100 (NVSwitch), ring" 230 "$a100_peak" "$(err "$a100_peak" 230)"
+collective_row "allreduce 8 GiB, 8 x A100 (NVSwitch), ring" 230 dgx_a100:1 ring 8GiB
 # nccl-tests#212: a user's 8 x H100 allreduce up to 256 MiB, NCCL's default (NVLS), "the algbw is about
 # 250GB/S" (busbw 2·7/8 of it, 437.5); the maintainer: "256M is too small to reach peak bandwidth".
-h100_256=$(busbw_at dgx_h100:1 nccl 256MiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 "$h100_256" "$(err "$h100_256" 437.5)"
+collective_row "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 dgx_h100:1 nccl 256MiB
 # nccl-tests#272: 8 x H200 on one node, all_reduce_perf -b 64k -e 4G, NCCL 2.20.3 (its default, NVLS), "peak
 # bandwidth of 475 GB/s".
-h200=$(busbw_at dgx_h200:1 nccl 4GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 "$h200" "$(err "$h200" 475)"
+collective_row "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 dgx_h200:1 nccl 4GiB
 # NVIDIA/nccl#1048 (2023): A100 x 8 per node with 4 x 200 Gb/s InfiniBand, all_reduce_perf -b 8 -e 4G, NCCL's
 # default algorithm: one node "232.54GB/s", two nodes "only 86GB/s" (the user's 96 being 4 x 24 GB/s). On two
 # nodes NCCL runs the tree (its maintainers, nccl-tests#196 and nccl#812: a tree sends each node's data across
 # the network once, so its busbw "often" exceeds the NICs'), as cclab's `nccl` does.
-a100_1n=$(busbw_at dgx_a100:1 nccl 4GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 8 x A100, NCCL default" 232.54 "$a100_1n" "$(err "$a100_1n" 232.54)"
-a100_2n=$(busbw_at dgx_a100:2,nics=4 nccl 4GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 4 GiB, 2 x (8 x A100, 4 x HDR), NCCL default" 86 "$a100_2n" "$(err "$a100_2n" 86)"
+collective_row "allreduce 4 GiB, 8 x A100, NCCL default" 232.54 dgx_a100:1 nccl 4GiB
+collective_row "allreduce 4 GiB, 2 x (8 x A100, 4 x HDR), NCCL default" 86 dgx_a100:2,nics=4 nccl 4GiB
 # NCCL's team on DGX A100 nodes with 8 x 200 Gb/s InfiniBand: "we measure 192GB/s AllReduce BusBW"
 # (NVIDIA/nccl#812, 2023; node count not given: cclab's ring busbw is the same from 2 to 16 nodes, 4 here).
-a100_8nic=$(busbw_at dgx_a100:4 ring 8GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 "$a100_8nic" "$(err "$a100_8nic" 192)"
+collective_row "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 dgx_a100:4 ring 8GiB
 # NCCL's team on H100 nodes with 8 x NDR 400 Gb/s: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
 # (nccl-tests#290, 2025, about NCCL_ALGO=RING across nodes): 368-384 GB/s of ring busbw, 376 in the middle.
-h100_ndr=$(busbw_at dgx_h100:4 ring 8GiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 "$h100_ndr" "$(err "$h100_ndr" 376)"
-a100_3=$(busbw_at dgx_a100:3,nics=4 ring 128MiB)
-printf "%-58s %12s %12s %8s\n" "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 "$a100_3" "$(err "$a100_3" 96)"
+collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 dgx_h100:4 ring 8GiB
+collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,nics=4 ring 128MiB
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"

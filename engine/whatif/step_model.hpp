@@ -67,10 +67,10 @@ struct ComputeProfile {
 // The default variation of GPU compute (compute.jitter): 1.5 %. Sinha et al., "Not All GPUs Are Created
 // Equal: Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC'22, arXiv 2208.11035),
 // measured over 90 % of the GPUs of five clusters (Summit, Vortex, Frontera, Longhorn, Corona; NVIDIA and
-// AMD GPUs, air and water cooled) an average performance variation of 8 % between GPUs of one SKU (outliers aside; up to 22 %,
-// outliers up to 1.5x slower than the median). Taken as the spread of a normal population without its Tukey
-// outliers (about ±2.7 σ), 8 % is 5.4 σ: σ ≈ 1.5 %. Step-to-step variation of one GPU adds to it; we know no
-// published figure for that and leave it out.
+// AMD GPUs, air and water cooled) an average performance variation of 8 % between GPUs of one SKU (outliers
+// aside; up to 22 %, outliers up to 1.5x slower than the median). Taken as the spread of a normal population
+// without its Tukey outliers (about ±2.7 σ), 8 % is 5.4 σ: σ ≈ 1.5 %. Step-to-step variation of one GPU adds
+// to it; we know no published figure for that and leave it out.
 inline constexpr double kGpuVariation = 0.015;
 
 // E[max of n independent standard normal variables]: 0 for n = 1, 1/sqrt(pi) for 2, 1.42 for 8, 2.34 for 64,
