@@ -56,6 +56,11 @@ collective_row "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 dgx_h100
 # nccl-tests#272: 8 x H200 on one node, all_reduce_perf -b 64k -e 4G, NCCL 2.20.3 (its default, NVLS), "peak
 # bandwidth of 475 GB/s".
 collective_row "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 dgx_h200:1 nccl 4GiB
+# NVIDIA/nccl#1374 (2024): "a test on H800 * 8 node, and the reported allreduce busBW is 215 GB/s" (NCCL's
+# default, NVLS; size not given, the peak taken). An H800 is an H100 whose NVLink is cut to 400 GB/s both ways
+# (NVIDIA's H800 datasheet): dgx_h100 with nvlink=200GB/s per direction.
+collective_row "allreduce 4 GiB, 8 x H800 (NVLink 200 GB/s), NCCL default (NVLS)" 215 dgx_h100:1,nvlink=200GB/s \
+  nccl 4GiB
 # NVIDIA/nccl#1048 (2023): A100 x 8 per node with 4 x 200 Gb/s InfiniBand, all_reduce_perf -b 8 -e 4G, NCCL's
 # default algorithm: one node "232.54GB/s", two nodes "only 86GB/s" (the user's 96 being 4 x 24 GB/s). On two
 # nodes NCCL runs the tree (its maintainers, nccl-tests#196 and nccl#812: a tree sends each node's data across
