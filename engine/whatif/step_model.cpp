@@ -25,14 +25,16 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   //   "Training performance: NVIDIA DGX-1 16GB", pytorch-21.03 container). BERT-large pretraining phase 1
   //   (seq 128) about 800 seq/s per A100.
   // - P100 (no tensor cores, FP32): TensorFlow's benchmarks page for the DGX-1 (P100), tf_cnn_benchmarks,
-  //   batch 64 per GPU, synthetic data, one GPU: ResNet-50 219 img/s, Inception V3 142 img/s. These are the
-  //   GPUs and the era of Horovod's published scaling runs.
+  //   batch 64 per GPU, synthetic data, one GPU: ResNet-50 219 img/s, Inception V3 142 img/s, VGG-16 154
+  //   img/s (tensorflow/docs_src/performance/benchmarks.md, May 2017). These are the GPUs and the era of
+  //   Horovod's published scaling runs.
   // - H200: the H100's GH100 with faster, larger memory (HBM3e, 4.8 TB/s against 3.35) and the same tensor
   //   throughput (989 dense BF16 TFLOPS in both datasheets); ResNet-50 is bound by that throughput, so we
   //   take H100's figure (memory-bound layers would run somewhat faster).
   // SMs: 56 on P100 (Tesla P100 whitepaper), 80 on V100 (Tesla V100 GPU Architecture whitepaper), 108 on
   // A100 (A100 Tensor Core GPU Architecture whitepaper), 132 on H100 and H200 SXM5 (H100 whitepaper).
   static const Entry table[] = {{"resnet50", "p100", 219, 64, 56},     {"inception_v3", "p100", 142, 64, 56},
+                                {"vgg16", "p100", 154, 64, 56},
                                 {"resnet50", "v100", 1200, 256, 80},   {"resnet50", "a100", 2500, 256, 108},
                                 {"resnet50", "h100", 5000, 256, 132},  {"resnet50", "h200", 5000, 256, 132},
                                 {"resnet101", "a100", 1400, 256, 108}, {"bert_large", "a100", 800, 64, 108}};
