@@ -46,6 +46,10 @@ void run_compare(const CompareArgs& args) {
     fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),
                c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
                choice.algorithm, choice.note);
+    // On stderr, so that the table stays what it was; a mismatch makes its errors the topology's, not the
+    // model's.
+    for (const std::string& m : machine_mismatches(log, *topology))
+      fmt::print(stderr, "cclab: warning: {}: {}\n", path, m);
     fmt::print("{:>12} {:>14} {:>14} {:>8} {:>12} {:>12}  {}\n", "size(B)", "measured(us)", "predicted(us)",
                "error", "busbw(GB/s)", "predicted", "algorithm");
     for (const ComparedRow& r : c.rows) {

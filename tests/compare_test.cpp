@@ -84,6 +84,53 @@ TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {
   EXPECT_DOUBLE_EQ(log.rows[2].algbw_GBps, 110.42);
 }
 
+// The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology
+// differs (a two-host log priced on one node, an H100 log on an A100 preset), and say nothing where it
+// agrees.
+TEST(NcclTestsLog, HostsAndGpusAgainstTheTopology) {
+  const NcclTestsLog two = parse_nccl_tests_text(
+      "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid 1666603 on spark-d708 device  0 [000f:01:00] NVIDIA GB10\n"
+      "#  Rank  1 Group  0 Pid 1669515 on spark-dbf4 device  0 [000f:01:00] NVIDIA GB10\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   "
+      "algbw "
+      "  busbw  #wrong\n"
+      "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    "
+      "0.27 "
+      "   0.27       0\n",
+      "spark.txt");
+  ASSERT_EQ(two.hosts, (std::vector<std::string>{"spark-d708", "spark-dbf4"}));
+  ASSERT_EQ(two.gpus, (std::vector<std::string>{"NVIDIA GB10", "NVIDIA GB10"}));
+  const auto one_node = topo::make_preset("dgx_b200:1,gpus=2");
+  std::vector<std::string> m = machine_mismatches(two, one_node);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0],
+            "measured on 2 hosts (1 rank each), but topology 'dgx_b200:1' has its GPUs on 1 node (2 ranks)");
+  EXPECT_TRUE(machine_mismatches(two, topo::make_preset("dgx_b200:2,gpus=1")).empty());
+  m = machine_mismatches(two, topo::make_preset("dgx_h100:2,gpus=1"));
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].find("NVIDIA GB10 (blackwell), but topology 'dgx_h100:2' models hopper GPUs"),
+            std::string::npos)
+      << m[0];
+
+  const NcclTestsLog old = read_nccl_tests_log(data("all_gather_2019.txt"));  // "Rank 0 Pid 1 on HOST ..."
+  ASSERT_EQ(old.hosts.size(), 8u);
+  EXPECT_EQ(old.hosts[0], "dgx1v-01");
+  EXPECT_EQ(old.gpus[7], "Tesla V100-SXM2-32GB");
+  EXPECT_TRUE(machine_mismatches(old, topo::make_preset("dgx1_v100:1")).empty());
+  EXPECT_EQ(machine_mismatches(old, topo::make_preset("dgx_h100:2,gpus=4")).size(), 2u);  // hosts and GPUs
+  const NcclTestsLog json = read_nccl_tests_log(data("reduce_scatter.json"));
+  EXPECT_EQ(json.gpus.at(0), "NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(machine_mismatches(json, topo::make_preset("dgx_h100:1")).empty());
+  EXPECT_EQ(machine_mismatches(json, topo::make_preset("dgx_a100:1")).size(), 1u);
+
+  EXPECT_EQ(gpu_arch_of_name("NVIDIA A100-SXM4-80GB"), topo::GpuArch::Ampere);
+  EXPECT_EQ(gpu_arch_of_name("NVIDIA H200"), topo::GpuArch::Hopper);
+  EXPECT_EQ(gpu_arch_of_name("Tesla P100-SXM2-16GB"), topo::GpuArch::Volta);  // NCCL's pre-sm_80 row
+  EXPECT_FALSE(gpu_arch_of_name("cclab: a simulation").has_value());
+}
+
 TEST(NcclTestsLog, JsonFile) {
   const NcclTestsLog log = read_nccl_tests_log(data("reduce_scatter.json"));
   EXPECT_EQ(log.collective, Collective::ReduceScatter);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
@@ -131,6 +133,85 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
         chosen.time_s > 0 ? spec.bytes() / chosen.time_s / 1e9 * busbw_factor(out.collective, world) : 0;
     r.error = row.time_us > 0 ? (chosen.time_s * 1e6 - row.time_us) / row.time_us : 0;
     out.rows.push_back(r);
+  }
+  return out;
+}
+
+std::optional<topo::GpuArch> gpu_arch_of_name(std::string_view name) {
+  // NCCL picks its row by the lowest compute capability: sm_100 and up Blackwell, sm_90 Hopper, sm_80 to 89
+  // Ampere (Ada included), below Volta (Pascal and Turing included).
+  struct Family {
+    std::string_view marker;
+    topo::GpuArch arch;
+  };
+  static constexpr Family kFamilies[] = {
+      {"GB200", topo::GpuArch::Blackwell},     {"GB300", topo::GpuArch::Blackwell},
+      {"B200", topo::GpuArch::Blackwell},      {"B300", topo::GpuArch::Blackwell},
+      {"B100", topo::GpuArch::Blackwell},      {"GB10", topo::GpuArch::Blackwell},
+      {"Blackwell", topo::GpuArch::Blackwell}, {"H100", topo::GpuArch::Hopper},
+      {"H200", topo::GpuArch::Hopper},         {"H800", topo::GpuArch::Hopper},
+      {"H20", topo::GpuArch::Hopper},          {"A100", topo::GpuArch::Ampere},
+      {"A800", topo::GpuArch::Ampere},         {"A30", topo::GpuArch::Ampere},
+      {"A40", topo::GpuArch::Ampere},          {"A10", topo::GpuArch::Ampere},
+      {"L40", topo::GpuArch::Ampere},          {"RTX 30", topo::GpuArch::Ampere},
+      {"RTX 40", topo::GpuArch::Ampere},       {"V100", topo::GpuArch::Volta},
+      {"P100", topo::GpuArch::Volta},          {"T4", topo::GpuArch::Volta},
+      {"RTX 20", topo::GpuArch::Volta}};
+  for (const Family& f : kFamilies)
+    if (name.find(f.marker) != std::string_view::npos) return f.arch;
+  return std::nullopt;
+}
+
+std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo::Topology& topology) {
+  std::vector<std::string> out;
+  const int world = static_cast<int>(topology.gpus().size());
+  // Ranks per host in the order the hosts first appear, against ranks per node of the topology's GPUs.
+  auto counts = [](const std::vector<std::string>& keys) {
+    std::vector<std::pair<std::string, int>> c;
+    for (const std::string& k : keys) {
+      auto it = std::find_if(c.begin(), c.end(), [&](const auto& e) { return e.first == k; });
+      if (it == c.end()) {
+        c.emplace_back(k, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    std::vector<int> sizes;
+    for (const auto& e : c)
+      sizes.push_back(e.second);
+    std::sort(sizes.begin(), sizes.end());
+    return sizes;
+  };
+  // "2 hosts (1 rank each)", "1 node (8 ranks)", "3 hosts (4, 8, 8 ranks)".
+  auto describe = [](const std::vector<int>& sizes, std::string_view what) {
+    const std::string places = fmt::format("{} {}{}", sizes.size(), what, sizes.size() == 1 ? "" : "s");
+    if (sizes.size() == 1) return fmt::format("{} ({} ranks)", places, sizes.front());
+    if (sizes.front() == sizes.back())
+      return fmt::format("{} ({} rank{} each)", places, sizes.front(), sizes.front() == 1 ? "" : "s");
+    return fmt::format("{} ({} ranks)", places, fmt::join(sizes, ", "));
+  };
+  const bool hosts_known =
+      !log.hosts.empty() && static_cast<int>(log.hosts.size()) == world &&
+      std::none_of(log.hosts.begin(), log.hosts.end(), [](const auto& h) { return h.empty(); });
+  if (hosts_known) {
+    std::vector<std::string> nodes;
+    for (int r = 0; r < world; ++r)
+      nodes.push_back(std::to_string(topology.node_of_rank(r)));
+    const std::vector<int> by_host = counts(log.hosts), by_node = counts(nodes);
+    if (by_host != by_node) {
+      out.push_back(fmt::format("measured on {}, but topology '{}' has its GPUs on {}",
+                                describe(by_host, "host"), topology.name(), describe(by_node, "node")));
+    }
+  }
+  if (const auto model = topology.gpu_arch()) {
+    for (const std::string& gpu : log.gpus) {
+      const auto measured = gpu_arch_of_name(gpu);
+      if (measured && *measured != *model) {
+        out.push_back(fmt::format("measured on {} ({}), but topology '{}' models {} GPUs", gpu,
+                                  topo::to_string(*measured), topology.name(), topo::to_string(*model)));
+        break;
+      }
+    }
   }
   return out;
 }

@@ -60,6 +60,16 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol);
 
+// The NCCL row of constants (topo::GpuArch: NCCL's compCapIndex) that a GPU's marketing name, as nccl-tests
+// prints it ("NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-32GB"), belongs to; nullopt for a name not known here.
+std::optional<topo::GpuArch> gpu_arch_of_name(std::string_view name);
+
+// What in the log's machine differs from the topology it is compared with, one sentence each: the hosts its
+// ranks ran on against the topology's nodes (a two-host log priced on one node prices NVLink for what crossed
+// the network), and its GPUs' architecture against the topology's. Empty when the log does not say or both
+// agree.
+std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo::Topology& topology);
+
 // Median of |error| over the rows whose size is in [min_bytes, max_bytes]; nullopt when none is.
 std::optional<double> median_abs_error(const Comparison& c, std::uint64_t min_bytes, std::uint64_t max_bytes);
 

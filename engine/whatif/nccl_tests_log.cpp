@@ -173,6 +173,16 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
         log.collective = collective_of_program(rest[3]);
       } else if (rest.size() >= 2 && rest[0] == "Rank" && number<int>(rest[1])) {
         ++log.ranks;
+        // "... on HOST device N [BUS] GPU NAME": the word after "on", and what follows the bus id.
+        std::string host, gpu;
+        const auto on = std::find(rest.begin(), rest.end(), "on");
+        if (on != rest.end() && on + 1 != rest.end()) host = std::string(*(on + 1));
+        if (const auto bus = line.find("] "); bus != std::string::npos && line.find("device") < bus) {
+          const auto name = words(std::string_view(line).substr(bus + 2));
+          if (!name.empty()) gpu.assign(name.front().data(), name.back().data() + name.back().size());
+        }
+        log.hosts.push_back(std::move(host));
+        log.gpus.push_back(std::move(gpu));
       } else if (auto c = header_columns(rest); c && !columns) {
         columns = c;
       }
@@ -236,7 +246,17 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
     log.program = program.substr(program.find_last_of('/') + 1);
     log.collective = collective_of_program(program);
   }
-  if (j.contains("devices") && j["devices"].is_array()) log.ranks = static_cast<int>(j["devices"].size());
+  if (j.contains("devices") && j["devices"].is_array()) {
+    log.ranks = static_cast<int>(j["devices"].size());
+    auto text_of = [](const nlohmann::json& d, const char* key) {
+      return d.is_object() && d.contains(key) && d[key].is_string() ? d[key].get<std::string>()
+                                                                    : std::string();
+    };
+    for (const auto& d : j["devices"]) {
+      log.hosts.push_back(text_of(d, "hostname"));
+      log.gpus.push_back(text_of(d, "device_info"));
+    }
+  }
   int index = 0;
   for (const auto& r : j["results"]) {
     const std::string at = fmt::format("results[{}]", index++);

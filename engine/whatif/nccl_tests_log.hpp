@@ -54,6 +54,10 @@ struct NcclTestsLog {
   std::optional<Collective> collective;  // from the log, when it says
   std::string program;                   // "all_reduce_perf", when it says
   int ranks = 0;                         // device lines; 0 when the log has none
+  // Per rank, from the device lines ("#  Rank 3 Group 0 Pid 42 on dgx-07 device 3 [0x4d] NVIDIA
+  // A100-SXM4-40GB") or -J's "devices": the host it ran on and the GPU's name; empty strings where the log
+  // does not say.
+  std::vector<std::string> hosts, gpus;
   // What the run forced, when NCCL_DEBUG=INFO printed it ("NCCL INFO NCCL_ALGO set by environment to Ring"):
   // the values as given (a name, a list, or ^excluded names); empty when the log does not say.
   std::string nccl_algo, nccl_proto;
