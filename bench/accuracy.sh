@@ -74,6 +74,30 @@ collective_row "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 dgx_a100:4 
 # (nccl-tests#290, 2025, about NCCL_ALGO=RING across nodes): 368-384 GB/s of ring busbw, 376 in the middle.
 collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 dgx_h100:4 ring 8GiB
 collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,nics=4 ring 128MiB
+# NVIDIA/nccl#837 (2023): two servers of 8 x A100 80GB with 2 x 200 Gb/s InfiniBand each, all_reduce_perf -b 4M
+# -e 1024M -f 2 on 16 ranks, NCCL's default: "v2.10.3-1: 57.06" GB/s average bus bandwidth (NCCL's maintainer:
+# above the NICs' 50 because on two nodes the tree puts more of the traffic on NVLink). cclab: the average of the
+# same nine sizes under `nccl`.
+avg_busbw() {
+  "$cclab" sim --topology "$1" --algo "$2" -b "$3" -e "$4" -f 2 --fast | sed -n 's/# Avg bus bandwidth *: *//p'
+}
+predicted=$(avg_busbw dgx_a100:2,nics=2 nccl 4MiB 1GiB)
+printf "%-58s %12s %12s %8s\n" "allreduce 4 MiB-1 GiB (average), 2 x (8 x A100, 2 x HDR), NCCL default" 57.06 \
+  "$predicted" "$(err "$predicted" 57.06)"
+# GB200: NVIDIA/nccl#1801 (2025, NCCL 2.27.3): three NVLink partitions in different racks (4 or 8 GPUs each, a
+# 400 Gb/s NIC per GPU), joined by InfiniBand only, NCCL_NVLS_ENABLE=0, 16 GiB: ring (NCCL's choice) 196.72 and
+# 393.66 GB/s, tree 234.43 and 485.68 GB/s busbw. On three nodes NCCL's binary tree is a chain of nodes, and a
+# tree channel per NIC (its parent's side on one NIC, its children's on the next) spreads the middle node's
+# traffic over all of them, which is why the tree wins there.
+collective_row "allreduce 16 GiB, 3 x (4 x GB200, 4 x NDR), ring" 196.72 gb200_nvl72:3,gpus=4,nics=4 ring 16GiB
+collective_row "allreduce 16 GiB, 3 x (4 x GB200, 4 x NDR), tree" 234.43 gb200_nvl72:3,gpus=4,nics=4 tree 16GiB
+collective_row "allreduce 16 GiB, 3 x (8 x GB200, 8 x NDR), ring" 393.66 gb200_nvl72:3,gpus=8,nics=8 ring 16GiB
+collective_row "allreduce 16 GiB, 3 x (8 x GB200, 8 x NDR), tree" 485.68 gb200_nvl72:3,gpus=8,nics=8 tree 16GiB
+# One NVL72 rack, 72 GPUs on one NVLink domain, NCCL's default (NVLS): 834.57 GB/s busbw at 8 GiB (CoreWeave's
+# nccl-tests, pull request #43, "Example output for a full nvl72 rack run", 2025). Eight B200 on one HGX board:
+# "Ours is 830+" (NVIDIA/nccl#1807, 2025, NCCL 2.27; size not given, 8 GiB taken).
+collective_row "allreduce 8 GiB, 72 x GB200 (one NVL72 rack), NCCL default (NVLS)" 834.57 gb200_nvl72:1 nccl 8GiB
+collective_row "allreduce 8 GiB, 8 x B200 (HGX), NCCL default (NVLS)" 830 dgx_b200:1 nccl 8GiB
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"

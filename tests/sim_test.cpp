@@ -139,22 +139,51 @@ TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
   }
 }
 
-// The double binary tree across 4 and 8 DGX A100 nodes with the default channels and NCCL's tree chunk: the
-// pairs of channels share their NICs (a node's parent traffic on one, its children on another), so no NIC
-// carries more than the α-β split gives it, and the two backends agree within 10 %. (They parted by +63 % and
-// +100 % at 256 MiB when each tree had NICs of its own and chunks were 1 MiB: a node interior in tree 0 sent
-// three slices through one NIC, and the 2·depth pipeline fill cost a 1 MiB network step each.)
+// The double binary tree across 4 and 8 DGX A100 nodes with a channel pair per two NICs and NCCL's tree
+// chunk: each NIC on one side of one pair (its parent traffic on one NIC, its children's on the next), so no
+// NIC carries more than the α-β split gives it, and the two backends agree within 10 %. (They parted by +63 %
+// and +100 % at 256 MiB when each tree had NICs of its own and chunks were 1 MiB: a node interior in tree 0
+// sent three slices through one NIC, and the 2·depth pipeline fill cost a 1 MiB network step each.)
 TEST(SimVsAlphaBeta, TreeAgreesAcrossNodes) {
+  PlanOptions pair_per_two_nics;
+  pair_per_two_nics.channels = 8;
   for (const char* topology : {"dgx_a100:4", "dgx_a100:8"}) {
     const topo::Topology t = topo::make_preset(topology);
     for (std::uint64_t bytes : {64ULL << 20, 256ULL << 20}) {
-      const Schedule s = plan(t, "tree", bytes, PlanOptions{});
+      const Schedule s = plan(t, "tree", bytes, pair_per_two_nics);
       const UnderSimple run(s, t);
       EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.10 * run.modelled_s)
           << topology << ", " << bytes << " B: sim " << run.simulated.total_s << " s, α-β " << run.modelled_s
           << " s";
     }
   }
+}
+
+// The default is NCCL's: a tree channel pair per NIC, so that every NIC is on the parent's side of one pair
+// and the children's side of the next. On three nodes NCCL's binary tree is a chain of nodes whose middle one
+// sends up and down in both trees; spread over every NIC that costs less network than the ring (NCCL on three
+// GB200 partitions of 4 GPUs, NVIDIA/nccl#1801: tree 234 GB/s, ring 197), and both backends say so; with a
+// pair per two NICs half the NICs took all of the middle node's traffic and the tree lost to the ring. On DGX
+// A100 nodes the balanced layout is faster in both backends too.
+TEST(SimVsAlphaBeta, TreesPutBothSidesOnEveryNic) {
+  PlanOptions pair_per_two_nics;
+  pair_per_two_nics.channels = 4;
+  const topo::Topology gb200 = topo::make_preset("gb200_nvl72:3,gpus=4,nics=4");
+  const std::uint64_t bytes = 4ULL << 30;
+  const UnderSimple tree(plan(gb200, "tree", bytes, PlanOptions{}), gb200);
+  const UnderSimple halved(plan(gb200, "tree", bytes, pair_per_two_nics), gb200);
+  const UnderSimple ring(plan(gb200, "ring", bytes, PlanOptions{}), gb200);
+  EXPECT_LT(tree.modelled_s, 0.95 * ring.modelled_s);
+  EXPECT_LT(tree.simulated.total_s, 0.95 * ring.simulated.total_s);
+  EXPECT_GT(halved.modelled_s, ring.modelled_s);
+  EXPECT_NEAR(tree.simulated.total_s, tree.modelled_s, 0.03 * tree.modelled_s);
+
+  const topo::Topology dgx = topo::make_preset("dgx_a100:4");
+  pair_per_two_nics.channels = 8;
+  const UnderSimple balanced(plan(dgx, "tree", 256ULL << 20, PlanOptions{}), dgx);
+  const UnderSimple one_side(plan(dgx, "tree", 256ULL << 20, pair_per_two_nics), dgx);
+  EXPECT_LT(balanced.modelled_s, one_side.modelled_s);
+  EXPECT_LT(balanced.simulated.total_s, one_side.simulated.total_s);
 }
 
 // CollNet on DGX A100 nodes with SHARP, op by op: SimGrid runs each SHARP instance as every member's flows

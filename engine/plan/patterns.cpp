@@ -1,6 +1,7 @@
 #include "engine/plan/patterns.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -41,18 +42,31 @@ std::vector<std::vector<int>> node_groups(const topo::Topology& topology) {
   return groups;
 }
 
+std::vector<int> group_nics(const topo::Topology& topology, const std::vector<int>& group) {
+  const auto& of_node = topology.nics_of_node(topology.node_of_rank(group.front()));
+  std::vector<int> nic(group.size(), -1);
+  std::vector<std::size_t> hops(group.size(), 0);
+  std::map<int, std::size_t> nearest;  // by NIC index: the fewest hops any GPU of the group has to it
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const topo::VertexId gpu = topology.gpus()[group[i]];
+    const auto v = topology.gpu_nic(gpu);
+    const auto it = v ? std::find(of_node.begin(), of_node.end(), *v) : of_node.end();
+    if (it == of_node.end()) continue;
+    nic[i] = static_cast<int>(it - of_node.begin());
+    hops[i] = topology.route(gpu, *v).hops.size();
+    const auto [at, fresh] = nearest.try_emplace(nic[i], hops[i]);
+    if (!fresh) at->second = std::min(at->second, hops[i]);
+  }
+  for (std::size_t i = 0; i < group.size(); ++i)
+    if (nic[i] >= 0 && hops[i] > nearest.at(nic[i])) nic[i] = -1;
+  return nic;
+}
+
 std::vector<std::vector<int>> node_nics(const topo::Topology& topology,
                                         const std::vector<std::vector<int>>& groups) {
   std::vector<std::vector<int>> nics;
-  for (const auto& group : groups) {
-    const auto& of_node = topology.nics_of_node(topology.node_of_rank(group.front()));
-    auto& row = nics.emplace_back();
-    for (const int r : group) {
-      const auto nic = topology.gpu_nic(topology.gpus()[r]);
-      const auto it = nic ? std::find(of_node.begin(), of_node.end(), *nic) : of_node.end();
-      row.push_back(it == of_node.end() ? -1 : static_cast<int>(it - of_node.begin()));
-    }
-  }
+  for (const auto& group : groups)
+    nics.push_back(group_nics(topology, group));
   return nics;
 }
 

@@ -26,7 +26,12 @@ std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 // Ranks grouped by node, in local-rank order.
 std::vector<std::vector<int>> node_groups(const topo::Topology& topology);
 std::vector<std::vector<int>> singleton_groups(int world_size);
-// Per group of node_groups, the index of each GPU's NIC among its node's NICs (-1 for a GPU without one).
+// The index of each GPU's NIC among its node's NICs, for the GPUs of one node (local-rank order), kept only
+// where the GPU is among the nearest to that NIC (fewest hops): NCCL enters and leaves a node through GPUs on
+// the NIC's own PCIe switch, never through one that reaches it across the CPU when another does not. -1 for
+// a GPU without a NIC, or farther from its NIC than another GPU that uses it.
+std::vector<int> group_nics(const topo::Topology& topology, const std::vector<int>& group);
+// group_nics per group of node_groups.
 std::vector<std::vector<int>> node_nics(const topo::Topology& topology,
                                         const std::vector<std::vector<int>>& groups);
 

@@ -141,7 +141,11 @@ std::vector<Algorithm> make_registry() {
   list.back().nccl = "Ring";
   add("tree", Collective::AllReduce, "NCCL double binary tree over nodes, chains inside nodes, pipelined",
       any, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        const int channels = channels_or(o, std::max(2, nics_per_node(t)));
+        // Two trees per NIC: NCCL's tree graph has a channel per NIC (its chain's first GPU on that NIC),
+        // each running both trees, so every NIC takes the parent's side in one channel and the children's
+        // in the next. One pair per two NICs left each NIC on one side only, and a node that is interior in
+        // both trees (three nodes: NCCL's btree is then a chain) put twice the bytes on half the NICs.
+        const int channels = channels_or(o, 2 * nics_per_node(t));
         const auto groups = planners::node_groups(t);
         std::size_t per_node = 1;
         for (const auto& g : groups)

@@ -28,7 +28,7 @@ struct NodeShape {
   int nics = 0;
   bool nvswitch = false;
   std::vector<double> bw;  // [from * gpus + to]
-  std::vector<int> nic;    // per GPU; -1 without NICs
+  std::vector<int> nic;    // per GPU (group_nics): -1 without a NIC, or farther from it than another GPU
   bool mesh() const {
     return std::any_of(bw.begin(), bw.end(), [](double b) { return b > 0; });
   }
@@ -87,12 +87,8 @@ NodeShape shape_of(const Topology& t, const std::vector<int>& group) {
       if (t.vertex(boost::target(*e, t.graph())).kind == VertexKind::NvSwitch) s.nvswitch = true;
     }
   }
-  const auto& nics = t.nics_of_node(node);
-  s.nics = static_cast<int>(nics.size());
-  for (int g = 0; g < s.gpus; ++g) {
-    const auto nic = t.gpu_nic(t.gpus()[group[g]]);
-    s.nic.push_back(nic ? static_cast<int>(std::find(nics.begin(), nics.end(), *nic) - nics.begin()) : -1);
-  }
+  s.nics = static_cast<int>(t.nics_of_node(node).size());
+  s.nic = group_nics(t, group);  // a channel enters and leaves through the GPUs nearest its NIC
   return s;
 }
 
