@@ -644,12 +644,18 @@ FlowRoute flow_route(sg4::Host* from, sg4::Host* to) {
 //   block's speed, as op by op (dgx_a100:8, 128 MiB under Simple: 7.6 % slower by pattern without it).
 // A neighbour's backlogged streams take whatever a link has left: tree flows that cross their links do not
 // fit, and flows there keep their solved rates.
+// - Where they do not fit, whether the groups that meet on a saturated link are lanes of one network channel
+//   (`lanes_per_channel` IR channels each): a chain's up and down flows through one port, the PCIe case
+//   above, which only op by op times right.
 struct PhaseShares {
   bool lanes_fit = true;
+  bool beside_streams = false;     // a tree flow crosses a neighbour's streams
+  bool one_channel_meets = false;  // up and down flows of one network channel share a saturated link
   std::map<RankConnection, double> wire_Bps;
 };
 PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<RankConnection, double>& used,
-                         const std::vector<sg4::Host*>& hosts, const std::set<const sg4::Link*>& streamed) {
+                         const std::vector<sg4::Host*>& hosts, const std::set<const sg4::Link*>& streamed,
+                         int lanes_per_channel) {
   std::map<int, double> throughput;
   for (const FlowGroup& g : groups) {
     for (std::size_t i = 0; i < g.flows.size(); ++i) {
@@ -667,14 +673,29 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
       const RankConnection& c = g.flows[i];
       const FlowRoute& route = routes[k].emplace_back(flow_route(hosts[c.from], hosts[c.to]));
       for (sg4::Link* l : route.shared) {
-        if (g.tree && streamed.contains(l)) out.lanes_fit = false;
+        if (g.tree && streamed.contains(l)) out.lanes_fit = false, out.beside_streams = true;
         load_Bps[l] += throughput.at(g.pipeline[i]);
       }
     }
   }
   constexpr double kTolerance = 1e-6;  // the solved rates are measured over a finite window
+  std::set<sg4::Link*> saturated;
   for (const auto& [l, load] : load_Bps)
-    if (load > l->get_bandwidth() * (1 + kTolerance)) out.lanes_fit = false;
+    if (load > l->get_bandwidth() * (1 + kTolerance)) out.lanes_fit = false, saturated.insert(l);
+  if (!saturated.empty()) {
+    // Which group each network channel's flows on a saturated link belong to.
+    std::map<std::pair<sg4::Link*, int>, std::size_t> group_of;
+    const int lanes = std::max(1, lanes_per_channel);
+    for (std::size_t k = 0; k < groups.size() && !out.one_channel_meets; ++k) {
+      for (std::size_t i = 0; i < groups[k].flows.size(); ++i) {
+        for (sg4::Link* l : routes[k][i].shared) {
+          if (!saturated.contains(l)) continue;
+          const auto [at, fresh] = group_of.try_emplace({l, groups[k].flows[i].ir_channel / lanes}, k);
+          if (!fresh && at->second != k) out.one_channel_meets = true;
+        }
+      }
+    }
+  }
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const FlowGroup& g = groups[k];
     for (std::size_t i = 0; i < g.flows.size(); ++i) {
@@ -749,9 +770,16 @@ RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const 
   for (const auto& [from, to] : background)
     for (const sg4::Link* l : flow_route(from, to).shared)
       streamed.insert(l);
+  const int lanes = s.params.lanes_per_channel;
   for (const auto& groups : phases) {
-    const PhaseShares shares = phase_shares(groups, used, hosts, streamed);
-    if (!shares.lanes_fit) throw OpByOpNeeded{};
+    const PhaseShares shares = phase_shares(groups, used, hosts, streamed, lanes);
+    // Up flows of one channel and down flows of another may share a link: NCCL's tree layout, a channel pair
+    // per NIC, puts each NIC on the parent's side of one pair and the children's side of the next. Each keeps
+    // the rate its own pattern gives it, and the NIC's bytes bound the whole (time_compact's busiest-link
+    // floor), as in the α-β model; op by op, which paces each connection at its even share, leaves a NIC's
+    // share idle while a pipeline waits (docs/simulation.md has the figures). Lanes of one channel that meet,
+    // and trees beside a neighbour's streams, still run op by op.
+    if (!shares.lanes_fit && (shares.beside_streams || shares.one_channel_meets)) throw OpByOpNeeded{};
     for (const auto& [c, w] : shares.wire_Bps) {
       auto [it, first] = wire.try_emplace(c, w);
       if (!first) it->second = std::min(it->second, w);
