@@ -25,7 +25,9 @@ std::string percent(std::optional<double> e) {
 }
 
 void run_compare(const CompareArgs& args) {
-  const auto topology = topo::load_topology_shared(args.collective.topology);
+  // `auto`: each log's own machine, from its device lines (preset_for_log).
+  const bool from_log = args.collective.topology == "auto";
+  const auto given = from_log ? nullptr : topo::load_topology_shared(args.collective.topology);
   std::optional<Collective> collective;
   if (args.collective_given) {
     collective = parse_collective(args.collective.collective);
@@ -36,6 +38,9 @@ void run_compare(const CompareArgs& args) {
   }
   for (const std::string& path : args.logs) {
     const NcclTestsLog log = read_nccl_tests_log(path);
+    const std::string spec = from_log ? preset_for_log(log) : std::string();
+    const auto topology = from_log ? topo::load_topology_shared(spec) : given;
+    const std::string label = from_log ? spec + ", from the log's device lines" : topology->name();
     CostParams cost = args.collective.cost_params();
     const LogChoice choice = choice_for_log(
         log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
@@ -44,8 +49,8 @@ void run_compare(const CompareArgs& args) {
     const Comparison c = compare_with_model(log, *topology, collective, choice.algorithm,
                                             args.collective.plan_options(), cost, choice.by_size);
     fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),
-               c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), topology->name(),
-               choice.algorithm, choice.note);
+               c.ranks, log.program.empty() ? "" : fmt::format(" ({})", log.program), label, choice.algorithm,
+               choice.note);
     // On stderr, so that the table stays what it was; a mismatch makes its errors the topology's, not the
     // model's.
     for (const std::string& m : machine_mismatches(log, *topology))
@@ -72,6 +77,11 @@ void add_compare_command(CLI::App& app) {
       "compare", "Compare nccl-tests measurements (text output or -J JSON) with the model, size by size");
   cmd->add_option("logs", args->logs, "nccl-tests output files")->required();
   args->collective.add_to(*cmd);
+  cmd->get_option("--topology")
+      ->description(
+          "preset NAME:NODES[,key=value...], YAML file, or auto: the board of the log's GPUs, a node per "
+          "host "
+          "(its device lines)");
   cmd->add_option("--algo", args->algorithm,
                   "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring or "
                   "NVLSTree, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "

@@ -1,8 +1,11 @@
 // libFuzzer harness: nccl-tests logs (engine/whatif/nccl_tests_log.hpp), the text table and the -J JSON. Each
 // input either reads into rows whose sizes, times and bandwidths are numbers nccl-tests could print (finite,
-// not negative) or is refused with an error that names the file.
+// not negative), with a host and a GPU per device line and a preset for them or a ConfigError, or is refused
+// with an error that names the file.
 #include <cmath>
 
+#include "common/error.hpp"
+#include "engine/whatif/compare.hpp"
 #include "engine/whatif/nccl_tests_log.hpp"
 #include "fuzz/fuzz_check.hpp"
 
@@ -11,6 +14,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto check = [&](const cclab::NcclTestsLog& log) {
     cclab::fuzz::require(!log.rows.empty(), "a log read without rows", text);
     cclab::fuzz::require(log.ranks >= 0, "a negative rank count", text);
+    cclab::fuzz::require(log.hosts.size() == log.gpus.size() &&
+                             (log.hosts.empty() || static_cast<int>(log.hosts.size()) == log.ranks),
+                         "device lines whose hosts and GPUs do not match the ranks", text);
+    // The machine the device lines describe: a preset spec, or a ConfigError saying why not.
+    try {
+      cclab::fuzz::require(!cclab::preset_for_log(log).empty(), "an empty preset for a log", text);
+    } catch (const cclab::ConfigError&) {
+    }
     for (const auto& row : log.rows) {
       cclab::fuzz::require(
           std::isfinite(row.time_us) && std::isfinite(row.algbw_GBps) && std::isfinite(row.busbw_GBps),

@@ -131,6 +131,42 @@ TEST(NcclTestsLog, HostsAndGpusAgainstTheTopology) {
   EXPECT_FALSE(gpu_arch_of_name("cclab: a simulation").has_value());
 }
 
+// `--topology auto`: the board of the log's GPUs, a node per host, gpus= where a host runs fewer, the export
+// parts' NVLink; refused, with the reason, where the device lines do not tell.
+TEST(NcclTestsLog, ThePresetTheDeviceLinesDescribe) {
+  EXPECT_EQ(preset_for_log(read_nccl_tests_log(data("all_reduce_current.txt"))), "dgx_a100:1");
+  EXPECT_EQ(preset_for_log(read_nccl_tests_log(data("reduce_scatter.json"))), "dgx_h100:1");
+  EXPECT_EQ(preset_for_log(read_nccl_tests_log(data("all_gather_2019.txt"))), "dgx1_v100:1");
+  NcclTestsLog log;
+  log.source = "x";
+  for (int r = 0; r < 16; ++r) {
+    log.hosts.push_back(r < 8 ? "a" : "b");
+    log.gpus.push_back("NVIDIA H800");
+  }
+  log.ranks = 16;
+  EXPECT_EQ(preset_for_log(log), "dgx_h100:2,nvlink=200GB/s");
+  log.hosts = {"a", "a", "b", "b"};
+  log.gpus.assign(4, "NVIDIA A100-SXM4-40GB");
+  log.ranks = 4;
+  EXPECT_EQ(preset_for_log(log), "dgx_a100:2,gpus=2");
+  EXPECT_NO_THROW(topo::make_preset(preset_for_log(log)));
+  auto refused = [](const NcclTestsLog& l) {
+    try {
+      preset_for_log(l);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  NcclTestsLog uneven = log;
+  uneven.hosts = {"a", "a", "a", "b"};
+  EXPECT_NE(refused(uneven).find("hosts run 3 and 1 ranks"), std::string::npos) << refused(uneven);
+  NcclTestsLog pcie = log;
+  pcie.gpus.assign(4, "NVIDIA H100 PCIe");
+  EXPECT_NE(refused(pcie).find("no preset for 'NVIDIA H100 PCIe'"), std::string::npos) << refused(pcie);
+  EXPECT_NE(refused(NcclTestsLog{}).find("no device lines"), std::string::npos);
+}
+
 TEST(NcclTestsLog, JsonFile) {
   const NcclTestsLog log = read_nccl_tests_log(data("reduce_scatter.json"));
   EXPECT_EQ(log.collective, Collective::ReduceScatter);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -160,6 +161,65 @@ std::optional<topo::GpuArch> gpu_arch_of_name(std::string_view name) {
   for (const Family& f : kFamilies)
     if (name.find(f.marker) != std::string_view::npos) return f.arch;
   return std::nullopt;
+}
+
+std::string preset_for_log(const NcclTestsLog& log) {
+  if (log.gpus.empty() || static_cast<int>(log.gpus.size()) != log.ranks)
+    throw ConfigError(
+        fmt::format("{}: the log has no device lines to take the machine from; give --topology", log.source));
+  struct Board {
+    std::string_view marker, preset, nvlink;
+    int gpus;  // per node; the DGX-1 presets take no gpus=
+    bool resizable;
+  };
+  // Most specific first ("H200" before "H20", "A800" before "A100" is not needed: distinct markers).
+  static constexpr Board kBoards[] = {{"GB200", "", "", 0, false},
+                                      {"B200", "dgx_b200", "", 8, true},
+                                      {"H200", "dgx_h200", "", 8, true},
+                                      {"H800", "dgx_h100", "200GB/s", 8, true},
+                                      {"H100", "dgx_h100", "", 8, true},
+                                      {"H20", "dgx_h100", "", 8, true},
+                                      {"A800", "dgx_a100", "200GB/s", 8, true},
+                                      {"A100", "dgx_a100", "", 8, true},
+                                      {"V100", "dgx1_v100", "", 8, false},
+                                      {"P100", "dgx1_p100", "", 8, false}};
+  const std::string& gpu = log.gpus.front();
+  const Board* board = nullptr;
+  for (const Board& b : kBoards)
+    if (gpu.find(b.marker) != std::string::npos) {
+      board = &b;
+      break;
+    }
+  if (!board || board->preset.empty() || gpu.find("PCIe") != std::string::npos ||
+      gpu.find("PCIE") != std::string::npos) {
+    throw ConfigError(
+        fmt::format("{}: no preset for '{}' here (NVSwitch boards of A100/A800, H100/H800/H20, "
+                    "H200, B200 and the DGX-1 V100/P100); give --topology",
+                    log.source, gpu));
+  }
+  for (const std::string& other : log.gpus)
+    if (other != gpu)
+      throw ConfigError(
+          fmt::format("{}: ranks on different GPUs ('{}', '{}'); give --topology", log.source, gpu, other));
+  std::vector<std::string> hosts;
+  std::map<std::string, int> per_host;
+  for (const std::string& h : log.hosts) {
+    if (h.empty())
+      throw ConfigError(fmt::format("{}: the device lines do not name hosts; give --topology", log.source));
+    if (per_host[h]++ == 0) hosts.push_back(h);
+  }
+  const int each = per_host.at(hosts.front());
+  for (const auto& [h, n] : per_host)
+    if (n != each)
+      throw ConfigError(fmt::format("{}: hosts run {} and {} ranks; give --topology", log.source, each, n));
+  if (each > board->gpus || (!board->resizable && each != board->gpus)) {
+    throw ConfigError(fmt::format("{}: {} ranks per host on a {} board of {} GPUs; give --topology",
+                                  log.source, each, board->preset, board->gpus));
+  }
+  std::string spec = fmt::format("{}:{}", board->preset, hosts.size());
+  if (each != board->gpus) spec += fmt::format(",gpus={}", each);
+  if (!board->nvlink.empty()) spec += fmt::format(",nvlink={}", board->nvlink);
+  return spec;
 }
 
 std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo::Topology& topology) {

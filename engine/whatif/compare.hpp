@@ -64,6 +64,13 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
 // prints it ("NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-32GB"), belongs to; nullopt for a name not known here.
 std::optional<topo::GpuArch> gpu_arch_of_name(std::string_view name);
 
+// The preset a log's device lines describe (`cclab compare --topology auto`): the DGX/HGX board of its GPUs'
+// model (A100, A800, H100, H800, H20, H200, B200; V100 and P100 DGX-1 with eight per host), one node per
+// host, `gpus=` where a host runs fewer than the board holds, and the board's NVLink cut where the model is
+// an export part (A800, H800: 200 GB/s a direction). The NICs are the preset's. ConfigError saying why where
+// the log does not tell (no device lines, unnamed hosts, unequal hosts, a GPU without a preset here).
+std::string preset_for_log(const NcclTestsLog& log);
+
 // What in the log's machine differs from the topology it is compared with, one sentence each: the hosts its
 // ranks ran on against the topology's nodes (a two-host log priced on one node prices NVLink for what crossed
 // the network), and its GPUs' architecture against the topology's. Empty when the log does not say or both
