@@ -220,10 +220,11 @@ void read_workload_and_compute(Reader& r, const YAML::Node& root, const std::str
     if (!default_compute(w.text, gpu->text, p.compute)) {
       r.fail(
           gpu->node, gpu->field,
-          fmt::format("no default compute profile for {} on '{}' (defaults exist for resnet50 on p100, v100, "
-                      "a100, h100 and h200, inception_v3 and vgg16 on p100, resnet101 and bert_large on a100); give "
-                      "forward/backward/batch instead",
-                      w.text, gpu->text));
+          fmt::format(
+              "no default compute profile for {} on '{}' (defaults exist for resnet50 on p100, v100, "
+              "a100, h100 and h200, inception_v3 and vgg16 on p100, resnet101 and bert_large on a100); give "
+              "forward/backward/batch instead",
+              w.text, gpu->text));
     }
     p.compute_source = "defaults for " + gpu->text;
   } else {

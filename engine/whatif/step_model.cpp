@@ -33,11 +33,11 @@ bool default_compute(const std::string& workload, const std::string& gpu, Comput
   //   take H100's figure (memory-bound layers would run somewhat faster).
   // SMs: 56 on P100 (Tesla P100 whitepaper), 80 on V100 (Tesla V100 GPU Architecture whitepaper), 108 on
   // A100 (A100 Tensor Core GPU Architecture whitepaper), 132 on H100 and H200 SXM5 (H100 whitepaper).
-  static const Entry table[] = {{"resnet50", "p100", 219, 64, 56},     {"inception_v3", "p100", 142, 64, 56},
-                                {"vgg16", "p100", 154, 64, 56},
-                                {"resnet50", "v100", 1200, 256, 80},   {"resnet50", "a100", 2500, 256, 108},
-                                {"resnet50", "h100", 5000, 256, 132},  {"resnet50", "h200", 5000, 256, 132},
-                                {"resnet101", "a100", 1400, 256, 108}, {"bert_large", "a100", 800, 64, 108}};
+  static const Entry table[] = {{"resnet50", "p100", 219, 64, 56},    {"inception_v3", "p100", 142, 64, 56},
+                                {"vgg16", "p100", 154, 64, 56},       {"resnet50", "v100", 1200, 256, 80},
+                                {"resnet50", "a100", 2500, 256, 108}, {"resnet50", "h100", 5000, 256, 132},
+                                {"resnet50", "h200", 5000, 256, 132}, {"resnet101", "a100", 1400, 256, 108},
+                                {"bert_large", "a100", 800, 64, 108}};
   for (const Entry& e : table) {
     if (workload == e.workload && gpu == e.gpu) {
       const double step = e.batch / e.samples_per_s;
