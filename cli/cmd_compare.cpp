@@ -79,9 +79,8 @@ void add_compare_command(CLI::App& app) {
   args->collective.add_to(*cmd);
   cmd->get_option("--topology")
       ->description(
-          "preset NAME:NODES[,key=value...], YAML file, or auto: the board of the log's GPUs, a node per "
-          "host "
-          "(its device lines)");
+          "preset NAME:NODES[,key=value...], YAML file, or auto: the board of the log's GPUs, "
+          "a node per host (its device lines)");
   cmd->add_option("--algo", args->algorithm,
                   "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring or "
                   "NVLSTree, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "

@@ -630,27 +630,23 @@ FlowRoute flow_route(sg4::Host* from, sg4::Host* to) {
 // What one phase's flows get beyond their solved rates (`used`: each flow's max-min rate, no more than the
 // even share its messages are paced at), from what they move on average: each pipeline (phase_flow_groups)
 // at its throughput, its slowest flow's rate.
-// - Whether the phase's tree lanes, up and down flows solved apart, may be taken as solved together: with
-//   every flow at its pipeline's throughput, the flows fit every shared link. Then solving them together
-//   gives each flow the same rate, however long a tree's up and down flows overlap: a flow's bottleneck in
-//   its own group was saturated by that group alone, so no flow of another group crosses it. Otherwise up
-//   and down flows contend on a saturated link for as long as a pipeline is full, which depends on the
-//   timing (four PCIe GPUs behind one NIC: solved together 55 % slower than op by op, apart 14 % faster):
-//   op-by-op work.
+// - Whether the phase must run op by op instead. Its tree's up and down flows are solved apart; with every
+//   flow at its pipeline's throughput they fit every shared link, solving them together gives each flow the
+//   same rate however long they overlap (a flow's bottleneck in its own group was saturated by that group
+//   alone). Where they do not fit, it depends on who meets on a saturated link: lanes of one network channel
+//   (`lanes_per_channel` IR channels each: a chain's up and down flows through one port, four PCIe GPUs
+//   behind one NIC) contend for as long as the pipeline is full, which depends on the timing (the PCIe case
+//   solved together 55 % slower than op by op, apart 14 % faster): op by op. Up flows of one channel and down
+//   flows of another (NCCL's tree layout, run_patterns) keep their own rates. Tree flows that cross a
+//   neighbour's backlogged streams, which take whatever a link has left: op by op.
 // - Each flow's rate on the wire: a flow that is not its pipeline's slowest is off the wire part of the
 //   time, and so are the flows beside it, so a message gets what its links have left beyond the others'
 //   average load, up to its route's ceiling, and never less than its solved rate. On a saturated link that
 //   is the max-min share again; in a ring whose NICs set the pace, the NVSwitch hops move at their thread
 //   block's speed, as op by op (dgx_a100:8, 128 MiB under Simple: 7.6 % slower by pattern without it).
-// A neighbour's backlogged streams take whatever a link has left: tree flows that cross their links do not
-// fit, and flows there keep their solved rates.
-// - Where they do not fit, whether the groups that meet on a saturated link are lanes of one network channel
-//   (`lanes_per_channel` IR channels each): a chain's up and down flows through one port, the PCIe case
-//   above, which only op by op times right.
+//   Flows beside a neighbour's streams keep their solved rates.
 struct PhaseShares {
-  bool lanes_fit = true;
-  bool beside_streams = false;     // a tree flow crosses a neighbour's streams
-  bool one_channel_meets = false;  // up and down flows of one network channel share a saturated link
+  bool op_by_op = false;
   std::map<RankConnection, double> wire_Bps;
 };
 PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<RankConnection, double>& used,
@@ -673,7 +669,7 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
       const RankConnection& c = g.flows[i];
       const FlowRoute& route = routes[k].emplace_back(flow_route(hosts[c.from], hosts[c.to]));
       for (sg4::Link* l : route.shared) {
-        if (g.tree && streamed.contains(l)) out.lanes_fit = false, out.beside_streams = true;
+        if (g.tree && streamed.contains(l)) out.op_by_op = true;
         load_Bps[l] += throughput.at(g.pipeline[i]);
       }
     }
@@ -681,17 +677,17 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
   constexpr double kTolerance = 1e-6;  // the solved rates are measured over a finite window
   std::set<sg4::Link*> saturated;
   for (const auto& [l, load] : load_Bps)
-    if (load > l->get_bandwidth() * (1 + kTolerance)) out.lanes_fit = false, saturated.insert(l);
-  if (!saturated.empty()) {
-    // Which group each network channel's flows on a saturated link belong to.
+    if (load > l->get_bandwidth() * (1 + kTolerance)) saturated.insert(l);
+  if (!saturated.empty() && !out.op_by_op) {
+    // Which group each network channel's flows on a saturated link belong to: two are its lanes meeting.
     std::map<std::pair<sg4::Link*, int>, std::size_t> group_of;
     const int lanes = std::max(1, lanes_per_channel);
-    for (std::size_t k = 0; k < groups.size() && !out.one_channel_meets; ++k) {
+    for (std::size_t k = 0; k < groups.size() && !out.op_by_op; ++k) {
       for (std::size_t i = 0; i < groups[k].flows.size(); ++i) {
         for (sg4::Link* l : routes[k][i].shared) {
           if (!saturated.contains(l)) continue;
           const auto [at, fresh] = group_of.try_emplace({l, groups[k].flows[i].ir_channel / lanes}, k);
-          if (!fresh && at->second != k) out.one_channel_meets = true;
+          if (!fresh && at->second != k) out.op_by_op = true;
         }
       }
     }
@@ -777,9 +773,8 @@ RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const 
     // per NIC, puts each NIC on the parent's side of one pair and the children's side of the next. Each keeps
     // the rate its own pattern gives it, and the NIC's bytes bound the whole (time_compact's busiest-link
     // floor), as in the α-β model; op by op, which paces each connection at its even share, leaves a NIC's
-    // share idle while a pipeline waits (docs/simulation.md has the figures). Lanes of one channel that meet,
-    // and trees beside a neighbour's streams, still run op by op.
-    if (!shares.lanes_fit && (shares.beside_streams || shares.one_channel_meets)) throw OpByOpNeeded{};
+    // share idle while a pipeline waits (docs/simulation.md has the figures).
+    if (shares.op_by_op) throw OpByOpNeeded{};
     for (const auto& [c, w] : shares.wire_Bps) {
       auto [it, first] = wire.try_emplace(c, w);
       if (!first) it->second = std::min(it->second, w);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -172,7 +171,7 @@ std::string preset_for_log(const NcclTestsLog& log) {
     int gpus;  // per node; the DGX-1 presets take no gpus=
     bool resizable;
   };
-  // Most specific first ("H200" before "H20", "A800" before "A100" is not needed: distinct markers).
+  // The first whose marker the name contains: "GB200" before "B200", "H200" before "H20".
   static constexpr Board kBoards[] = {{"GB200", "", "", 0, false},
                                       {"B200", "dgx_b200", "", 8, true},
                                       {"H200", "dgx_h200", "", 8, true},
@@ -225,20 +224,14 @@ std::string preset_for_log(const NcclTestsLog& log) {
 std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo::Topology& topology) {
   std::vector<std::string> out;
   const int world = static_cast<int>(topology.gpus().size());
-  // Ranks per host in the order the hosts first appear, against ranks per node of the topology's GPUs.
+  // Ranks per host against ranks per node of the topology's GPUs, as sorted counts.
   auto counts = [](const std::vector<std::string>& keys) {
-    std::vector<std::pair<std::string, int>> c;
-    for (const std::string& k : keys) {
-      auto it = std::find_if(c.begin(), c.end(), [&](const auto& e) { return e.first == k; });
-      if (it == c.end()) {
-        c.emplace_back(k, 1);
-      } else {
-        ++it->second;
-      }
-    }
+    std::map<std::string, int> per_key;
+    for (const std::string& k : keys)
+      ++per_key[k];
     std::vector<int> sizes;
-    for (const auto& e : c)
-      sizes.push_back(e.second);
+    for (const auto& [k, n] : per_key)
+      sizes.push_back(n);
     std::sort(sizes.begin(), sizes.end());
     return sizes;
   };
