@@ -98,6 +98,28 @@ collective_row "allreduce 16 GiB, 3 x (8 x GB200, 8 x NDR), tree" 485.68 gb200_n
 # "Ours is 830+" (NVIDIA/nccl#1807, 2025, NCCL 2.27; size not given, 8 GiB taken).
 collective_row "allreduce 8 GiB, 72 x GB200 (one NVL72 rack), NCCL default (NVLS)" 834.57 gb200_nvl72:1 nccl 8GiB
 collective_row "allreduce 8 GiB, 8 x B200 (HGX), NCCL default (NVLS)" 830 dgx_b200:1 nccl 8GiB
+# DGX-1 nodes (the V100 hybrid cube-mesh, 4 x EDR 100 Gb/s InfiniBand each): "DGX-1 can get 48 GB/s because we
+# have 4 IB adapters" (NCCL's maintainer, nccl-tests#29, 2019, against the user's 12.2 GB/s with one adapter, "as
+# good as you can get"). NCCL's rings across nodes; 512 MiB, the user's largest size.
+collective_row "allreduce 512 MiB, DGX-1 V100 nodes (4 x EDR), ring" 48 dgx1_v100:4 ring 512MiB
+# The user's own servers in that thread: 4 x (8 x V100 16GB on NVLink, one EDR adapter), 32 ranks, all_reduce_perf
+# -b 8 -e 512M, NCCL 2.4.7, "12.2 GB/s" once GPUDirect was set up (the maintainer: "as good as you can get").
+# cclab: the DGX-1 board with one NIC (its NVLink wiring is not given; the NIC bounds the ring).
+collective_row "allreduce 512 MiB, 4 x (8 x V100, 1 x EDR), ring" 12.2 dgx1_v100:4,nics=1 ring 512MiB
+# Two A100s on an NVLink bridge of 12 links ("NV12" in nvidia-smi topo -m) and nothing else between them:
+# all_reduce_perf -b 8 -e 12G -f 2 -g 1 -t 2, "Bus_BW: 208 GBps" (a user's run, nccl-tests#178, 2023). The
+# topology is the pair and its bridge (300 GB/s a direction), Ampere. Until 2026-12-05 cclab gave it one channel,
+# 40 GB/s: channels now fill the GPUs' NVLink at NCCL's per-channel speed, as its search does.
+cat >"$work/nv12.yaml" <<EOF
+name: a100-nvlink-bridge-pair
+gpu_arch: ampere
+vertices:
+  - {name: g0, kind: gpu, node: 0, local_rank: 0}
+  - {name: g1, kind: gpu, node: 0, local_rank: 1}
+links:
+  - {from: g0, to: g1, kind: nvlink, bandwidth: 300GB/s, latency: 500ns}
+EOF
+collective_row "allreduce 12 GiB, 2 x A100 on an NVLink bridge (NV12), ring" 208 "$work/nv12.yaml" ring 12GiB
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"

@@ -12,6 +12,7 @@
 #include "engine/plan/registry.hpp"
 #include "engine/plan/ring_search.hpp"
 #include "topology/presets.hpp"
+#include "topology/yaml_io.hpp"
 
 namespace cclab::planners {
 namespace {
@@ -147,6 +148,51 @@ TEST(RingSearch, SwitchedNodesAndDefaults) {
   EXPECT_EQ(default_ring_channels(topo::make_preset("pcie_server:2,gpus=4"), &why), 1);
   EXPECT_NE(why.find("one per NIC"), std::string::npos) << why;
   EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:1"), &why), 72);
+}
+
+// A channel is one thread block, at most NCCL's per-channel speed (40 GB/s on Ampere): two A100s on a bridge
+// of 12 NVLinks (240 GB/s of payload a direction) need six to fill it, as NCCL's search opens them, where the
+// old rules (NICs, NVSwitch GPUs, mesh cycles) gave one and predicted a sixth of the bandwidth. Without an
+// architecture there is no per-channel limit to fill, and one channel says why.
+TEST(RingSearch, ChannelsFillTheNvLinkOfABridgedPair) {
+  const std::string pair = R"(name: bridged-pair
+gpu_arch: ampere
+vertices:
+  - {name: g0, kind: gpu, node: 0, local_rank: 0}
+  - {name: g1, kind: gpu, node: 0, local_rank: 1}
+links:
+  - {from: g0, to: g1, kind: nvlink, bandwidth: 300GB/s, latency: 500ns}
+)";
+  const Topology bridged = topo::parse_topology_yaml(pair);
+  std::string why;
+  EXPECT_EQ(nvlink_fill_channels(bridged), 6);
+  EXPECT_EQ(default_ring_channels(bridged, &why), 6);
+  EXPECT_NE(why.find("one thread block each"), std::string::npos) << why;
+  const CollectiveSpec spec =
+      spec_for(bridged, Collective::AllReduce, 1ULL << 28, DType::F32, ReduceOp::Sum, 0);
+  const double ring_s =
+      estimate_compact_cost(
+          require_algorithm(Collective::AllReduce, "ring").compact(spec, bridged, PlanOptions{}), bridged)
+          .total_s;
+  const double busbw_Bps = static_cast<double>(spec.bytes()) / ring_s;  // 2 ranks: busbw = algbw
+  EXPECT_GT(busbw_Bps, 0.95 * 240e9);
+  EXPECT_LT(busbw_Bps, 240e9);
+  // Trees take the same floor, a pair of trees per two channels.
+  EXPECT_EQ(
+      require_algorithm(Collective::AllReduce, "tree").compact(spec, bridged, PlanOptions{}).params.channels,
+      6);
+
+  std::string unknown = pair;
+  unknown.erase(unknown.find("gpu_arch: ampere\n"), std::string("gpu_arch: ampere\n").size());
+  const Topology generic = topo::parse_topology_yaml(unknown);
+  EXPECT_EQ(nvlink_fill_channels(generic), 0);
+  EXPECT_EQ(default_ring_channels(generic, &why), 1);
+  EXPECT_NE(why.find("direct GPU links that hold no ring"), std::string::npos) << why;
+  // The presets already had enough: their counts stay.
+  EXPECT_EQ(nvlink_fill_channels(topo::make_preset("dgx_a100:1")), 6);
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_a100:1")), 8);
+  EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:3,gpus=4,nics=4"), &why), 8);
+  EXPECT_NE(why.find("720 GB/s"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -137,6 +137,30 @@ TEST(Presets, NvSwitchFamilyAndCounts) {
   EXPECT_THROW(make_preset("dgx1_v100:2,gpus=4"), ConfigError);  // the mesh has 8
 }
 
+// DGX-1 boards cabled with fewer NICs (servers of the same board): two, on the first PCIe switch of each
+// socket, or one, which every GPU's traffic to the network then shares.
+TEST(Presets, Dgx1WithFewerNics) {
+  const Topology two = make_preset("dgx1_v100:2,nics=2");
+  EXPECT_EQ(count_kind(two, VertexKind::Nic), 4);
+  const auto& nics = two.nics_of_node(0);
+  ASSERT_EQ(nics.size(), 2u);
+  EXPECT_EQ(two.vertex(nics[0]).name, "n0.nic0");
+  EXPECT_EQ(two.vertex(nics[1]).name, "n0.nic2");
+  const Topology one = make_preset("dgx1_p100:3,nics=1");
+  EXPECT_EQ(count_kind(one, VertexKind::Nic), 3);
+  for (int r = 0; r < 8; ++r) {
+    const Route route = one.route_between_ranks(r, 8 + r);
+    bool through_nic0 = false;
+    for (const auto& h : route.hops)
+      through_nic0 = through_nic0 || one.vertex(one.link(h.link).a).name == "n0.nic0" ||
+                     one.vertex(one.link(h.link).b).name == "n0.nic0";
+    EXPECT_TRUE(through_nic0) << "rank " << r;
+  }
+  EXPECT_EQ(count_kind(make_preset("dgx1_v100:1,nics=0"), VertexKind::Nic), 0);
+  EXPECT_THROW(make_preset("dgx1_v100:2,nics=3"), ConfigError);
+  EXPECT_THROW(make_preset("dgx1_v100:2,nics=0"), ConfigError);
+}
+
 TEST(Presets, H100AndPcieParameters) {
   const Topology h = make_preset("dgx_h100:1");
   EXPECT_DOUBLE_EQ(h.route_between_ranks(0, 1).bottleneck_bandwidth_Bps, 450e9 * 0.8);

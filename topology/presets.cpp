@@ -223,8 +223,15 @@ Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode&
 // pair are one link of twice the bandwidth here. Four PCIe Gen3 switches, each with 2 GPUs and one EDR
 // InfiniBand 100 Gb/s NIC; two per CPU socket, the sockets joined by QPI (2 x 9.6 GT/s links, 19.2 GB/s per
 // direction each).
-Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, const FabricParams& f) {
+// `nic_count`: 4 as on a DGX-1, or 2 / 1 for servers of the same board cabled with fewer (on the first PCIe
+// switch of each socket, then on the first switch: the GPUs of the others reach it across the CPU).
+Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, int nic_count,
+              const FabricParams& f) {
   check_preset_size(model, nodes, 8, f);
+  if (nic_count != 0 && nic_count != 1 && nic_count != 2 && nic_count != 4)
+    throw ConfigError(fmt::format("{}: nics must be 1, 2 or 4 (got {})", model, nic_count));
+  if (nic_count == 0 && nodes > 1)
+    throw ConfigError(fmt::format("{}: nics must be >= 1 with more than one node (got 0)", model));
   Topology t(fmt::format("{}:{}", model, nodes));
   t.set_gpu_arch(GpuArch::Volta);               // NCCL's constants for everything before sm_80, P100 included
   const double link_Bps = volta ? 25e9 : 20e9;  // NVLink2 / NVLink1, per link per direction
@@ -253,12 +260,13 @@ Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, c
       t.add_link(sw, s < 2 ? cpu0 : cpu1, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
       for (int g = 2 * s; g < 2 * s + 2; ++g)
         t.add_link(gpus[g], sw, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
+      if (nic_count == 0 || s % (4 / nic_count) != 0) continue;
       VertexId nic = t.add_vertex(Vertex{fmt::format("{}nic{}", pre, s), VertexKind::Nic, n});
       t.add_link(nic, sw, LinkKind::Pcie, kPcieGen3x16_Bps, kPcieHopLatency_s);
       nics[n].push_back(nic);
     }
   }
-  add_fabric(t, nics, nic_Bps, f);
+  if (nic_count > 0) add_fabric(t, nics, nic_Bps, f);
   return t;
 }
 
@@ -500,12 +508,12 @@ const std::vector<PresetInfo>& presets() {
     const std::vector<PresetInfo> others{
         {"dgx1_v100",
          "DGX-1V: 8 x V100 in a hybrid cube-mesh of 24 NVLink2 links (25 GB/s each per direction, "
-         "6 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
-         fmt::format("nic, {}", kFabricKeys)},
+         "6 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3 (nics=1|2 for servers cabled with fewer)",
+         fmt::format("nics, nic, {}", kFabricKeys)},
         {"dgx1_p100",
          "DGX-1 (Pascal): 8 x P100 in a hybrid cube-mesh of 16 NVLink1 links (20 GB/s each per "
-         "direction, 4 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3",
-         fmt::format("nic, {}", kFabricKeys)},
+         "direction, 4 per GPU), 4 x EDR 100 Gb/s NICs on PCIe Gen3 (nics=1|2 for fewer)",
+         fmt::format("nics, nic, {}", kFabricKeys)},
         {"pcie_server",
          "N GPUs and one NIC on a PCIe switch per server (default 4 GPUs, PCIe Gen3, 25 Gb/s Ethernet)",
          fmt::format("gpus, nic, pcie, {}", kFabricKeys)},
@@ -561,10 +569,12 @@ Topology make_preset(std::string_view spec) {
   if (name == "dgx1_v100" || name == "dgx1_p100") {
     double nic_Bps = 100e9 / 8;  // EDR InfiniBand
     bandwidth("nic", nic_Bps);
+    int nic_count = 4;
+    if (const auto* v = kv.get("nics")) nic_count = parse_int(*v, "nics", spec);
     FabricParams fabric;
     read_fabric(kv, fabric);
     kv.check_all_used();
-    return dgx1(std::string(name), nodes, name == "dgx1_v100", nic_Bps, fabric);
+    return dgx1(std::string(name), nodes, name == "dgx1_v100", nic_Bps, nic_count, fabric);
   }
   DgxParams p;
   p.nodes = nodes;

@@ -145,7 +145,9 @@ std::vector<Algorithm> make_registry() {
         // each running both trees, so every NIC takes the parent's side in one channel and the children's
         // in the next. One pair per two NICs left each NIC on one side only, and a node that is interior in
         // both trees (three nodes: NCCL's btree is then a chain) put twice the bytes on half the NICs.
-        const int channels = channels_or(o, 2 * nics_per_node(t));
+        // And never fewer than fill a GPU's NVLink (a pair of trees per two of those channels).
+        const int fill = planners::nvlink_fill_channels(t);
+        const int channels = channels_or(o, std::max(2 * nics_per_node(t), fill + fill % 2));
         const auto groups = planners::node_groups(t);
         std::size_t per_node = 1;
         for (const auto& g : groups)

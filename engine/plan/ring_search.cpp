@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
+#include "engine/model/protocol.hpp"
 #include "engine/plan/patterns.hpp"
 
 namespace cclab::planners {
@@ -29,6 +30,9 @@ struct NodeShape {
   bool nvswitch = false;
   std::vector<double> bw;  // [from * gpus + to]
   std::vector<int> nic;    // per GPU (group_nics): -1 without a NIC, or farther from it than another GPU
+  // The least NVLink bandwidth a GPU of the node has to the others, per direction: its direct links to GPUs
+  // and its NVSwitch ports, summed (0: none).
+  double nvlink_Bps = 0;
   bool mesh() const {
     return std::any_of(bw.begin(), bw.end(), [](double b) { return b > 0; });
   }
@@ -77,16 +81,22 @@ NodeShape shape_of(const Topology& t, const std::vector<int>& group) {
   std::map<VertexId, int> local;
   for (int g = 0; g < s.gpus; ++g)
     local[t.gpus()[group[g]]] = g;
+  s.nvlink_Bps = std::numeric_limits<double>::infinity();
   for (int g = 0; g < s.gpus; ++g) {
     const VertexId v = t.gpus()[group[g]];
+    double nvlink_Bps = 0;
     for (auto [e, end] = boost::out_edges(v, t.graph()); e != end; ++e) {
       const std::size_t l = t.graph()[*e].link;
       const auto it = local.find(boost::target(*e, t.graph()));
+      const bool to_switch = t.vertex(boost::target(*e, t.graph())).kind == VertexKind::NvSwitch;
       if (it != local.end() && !t.link_failed(l))
         s.bw[static_cast<std::size_t>(g) * s.gpus + it->second] += t.effective_bandwidth_Bps(l);
-      if (t.vertex(boost::target(*e, t.graph())).kind == VertexKind::NvSwitch) s.nvswitch = true;
+      if ((it != local.end() || to_switch) && !t.link_failed(l)) nvlink_Bps += t.effective_bandwidth_Bps(l);
+      if (to_switch) s.nvswitch = true;
     }
+    s.nvlink_Bps = std::min(s.nvlink_Bps, nvlink_Bps);
   }
+  if (s.gpus == 0) s.nvlink_Bps = 0;
   s.nics = static_cast<int>(t.nics_of_node(node).size());
   s.nic = group_nics(t, group);  // a channel enters and leaves through the GPUs nearest its NIC
   return s;
@@ -313,6 +323,24 @@ RingSearch search_rings(const Topology& topology, int channels) {
   return result;
 }
 
+namespace {
+// A channel is one thread block, which moves at most NCCL's per-channel speed (channel_speed_cap_Bps); NCCL's
+// search opens channels until their speeds fill the GPUs' NVLinks (src/graph/search.cc: nChannels x a speed
+// of speedArrayIntra), so a node whose GPUs have more NVLink than one channel per NIC or GPU can drive (two
+// GPUs on a bridge of 12 links, an NVL72 partition of 4) gets more. 0 where the architecture is unknown or
+// the GPUs of a node have no NVLink.
+int fill_channels(const Topology& topology, const NodeShape& s) {
+  const double block_Bps = channel_speed_cap_Bps(topology.gpu_arch(), false);
+  if (s.gpus < 2 || s.nvlink_Bps <= 0 || !std::isfinite(block_Bps)) return 0;
+  return static_cast<int>(std::ceil(s.nvlink_Bps / block_Bps - 1e-9));
+}
+}  // namespace
+
+int nvlink_fill_channels(const Topology& topology) {
+  const auto groups = node_groups(topology);
+  return groups.empty() ? 0 : fill_channels(topology, shape_of(topology, groups[0]));
+}
+
 int default_ring_channels(const Topology& topology, std::string* why) {
   const auto groups = node_groups(topology);
   if (groups.empty()) return 1;
@@ -329,12 +357,21 @@ int default_ring_channels(const Topology& topology, std::string* why) {
     reason = fmt::format("NVLink mesh: {} Hamiltonian cycles packed into the links, each in both directions",
                          rings / 2);
   }
+  if (const int fill = fill_channels(topology, s); fill > channels) {
+    channels = fill;
+    reason = fmt::format(
+        "enough for one thread block each, at NCCL's {:.0f} GB/s per channel, to fill a GPU's "
+        "{:.0f} GB/s of NVLink",
+        channel_speed_cap_Bps(topology.gpu_arch(), false) / 1e9, s.nvlink_Bps / 1e9);
+  }
   if (!one_node && s.nics > 0 && channels % s.nics != 0) {
     // Every NIC carries as many channels as the others (channel c leaves through NIC c mod N).
     channels += s.nics - channels % s.nics;
     reason += fmt::format(", rounded up to a multiple of the {} NICs", s.nics);
   }
-  if (reason.empty()) reason = "the nodes have no NIC and no NVLink";
+  if (reason.empty())
+    reason = s.mesh() ? "direct GPU links that hold no ring of all the GPUs"
+                      : "the nodes have no NIC and no NVLink";
   if (why) *why = fmt::format("{} channel{} ({})", channels, channels == 1 ? "" : "s", reason);
   return channels;
 }

@@ -30,7 +30,13 @@ RingSearch search_rings(const topo::Topology& topology, int channels);
 // Channels when the user gives none, and why: one per NIC of a node (NCCL opens at least as many channels as
 // NICs), one per GPU of an NVSwitch node (every GPU enters one channel, as the rail-aligned rings of a DGX
 // do), and on a mesh the count whose channels, spread over the links by search_rings, move the most data per
-// step (channels x the slowest channel's bandwidth); at least one, with the reason when it is one.
+// step (channels x the slowest channel's bandwidth); never fewer than fill a GPU's NVLink
+// (nvlink_fill_channels); at least one, with the reason when it is one.
 int default_ring_channels(const topo::Topology& topology, std::string* why = nullptr);
+
+// The channels whose thread blocks, each at NCCL's per-channel speed (channel_speed_cap_Bps), fill a GPU's
+// NVLink bandwidth to the rest of its node: the least count that default_ring_channels gives, and trees too.
+// 0 where the GPUs' architecture is unknown or they have no NVLink.
+int nvlink_fill_channels(const topo::Topology& topology);
 
 }  // namespace cclab::planners
