@@ -24,15 +24,20 @@ printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
 # "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s [...] when running
 # with NCCL_ALGO=RING"; NVLS "on 8 GPUs [...] a peak busBw of ~480GB/s": NCCL maintainer S. Jeaugey,
 # github.com/NVIDIA/nccl-tests/issues/212 (2024).
-busbw_at() { "$cclab" plan --topology "$1" --algo "$2" --size "$3" | sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'; }
-# One row: label, published busbw, and what cclab's plan gives for topology, algorithm and size.
+busbw_at() {  # topology algorithm size [collective]
+  "$cclab" plan --topology "$1" --algo "$2" --size "$3" --collective "${4:-allreduce}" |
+    sed -n 's/.*busbw \([0-9.]*\) GB\/s.*/\1/p'
+}
+# One row: label, published busbw, and what cclab's plan gives for topology, algorithm, size [and collective].
 collective_row() {
   local predicted
-  predicted=$(busbw_at "$3" "$4" "$5")
+  predicted=$(busbw_at "$3" "$4" "$5" "${6:-allreduce}")
   printf "%-58s %12s %12s %8s\n" "$1" "$2" "$predicted" "$(err "$predicted" "$2")"
 }
 collective_row "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 dgx_h100:1 ring 8GiB
 collective_row "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 dgx_h100:1 nccl 8GiB
+# The same answer: the 370 GB/s is what "you can observe as BusBw when running non-allreduce operations".
+collective_row "allgather 8 GiB, 8 x H100, NCCL default (cclab: nccl, picks ring)" 370 dgx_h100:1 nccl 8GiB allgather
 # NVLS on fewer GPUs of one H100 SXM node: "Busbw increase from 370 to 420, 440, 460, and 480 GBps when gpus
 # increase from 4 to 5, 6, 7, and 8" (NCCL_ALGO=NVLS all_reduce_perf -b 2G -e 4G, github.com/NVIDIA/nccl/issues/1455,
 # 2024). With fewer members each GPU's port carries S(1+1/P) for a smaller reduction, so busbw grows with P.
