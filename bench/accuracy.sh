@@ -79,6 +79,13 @@ collective_row "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 dgx_a100:4 
 # (nccl-tests#290, 2025, about NCCL_ALGO=RING across nodes): 368-384 GB/s of ring busbw, 376 in the middle.
 collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 dgx_h100:4 ring 8GiB
 collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,nics=4 ring 128MiB
+# NVIDIA/nccl#1221 (2024, NCCL 2.19.3): 8 x H100 per node with 8 x 400 Gb/s RoCE, all_reduce_perf -b 4G -e 8G:
+# on 2 nodes "the bus BW will upgraded from 330GB to 430GB" from NCCL_NVLS_ENABLE=0 to 1 (NVLSTree), on more
+# than 2 nodes "same busbw 320GB" either way. cclab: RoCE links (`net=roce`), 8 GiB; `nccl` picks nvls_tree on
+# two nodes and the ring on four; with NVLS off on two nodes the ring (cclab's tree is 1.4 % slower there).
+collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NCCL default (NVLSTree)" 430 dgx_h100:2,net=roce nccl 8GiB
+collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NVLS off (ring)" 330 dgx_h100:2,net=roce ring 8GiB
+collective_row "allreduce 8 GiB, 4 x (8 x H100, 8 x 400G RoCE), NCCL default" 320 dgx_h100:4,net=roce nccl 8GiB
 # NVIDIA/nccl#837 (2023): two servers of 8 x A100 80GB with 2 x 200 Gb/s InfiniBand each, all_reduce_perf -b 4M
 # -e 1024M -f 2 on 16 ranks, NCCL's default: "v2.10.3-1: 57.06" GB/s average bus bandwidth (NCCL's maintainer:
 # above the NICs' 50 because on two nodes the tree puts more of the traffic on NVLink). cclab: the average of the
