@@ -120,18 +120,11 @@ collective_row "allreduce 512 MiB, DGX-1 V100 nodes (4 x EDR), ring" 48 dgx1_v10
 collective_row "allreduce 512 MiB, 4 x (8 x V100, 1 x EDR), ring" 12.2 dgx1_v100:4,nics=1 ring 512MiB
 # Two A100s on an NVLink bridge of 12 links ("NV12" in nvidia-smi topo -m) and nothing else between them:
 # all_reduce_perf -b 8 -e 12G -f 2 -g 1 -t 2, "Bus_BW: 208 GBps" (a user's run, nccl-tests#178, 2023). The
-# topology is the pair and its bridge (300 GB/s a direction), Ampere. Until 2026-12-05 cclab gave it one channel,
-# 40 GB/s: channels now fill the GPUs' NVLink at NCCL's per-channel speed, as its search does.
-cat >"$work/nv12.yaml" <<EOF
-name: a100-nvlink-bridge-pair
-gpu_arch: ampere
-vertices:
-  - {name: g0, kind: gpu, node: 0, local_rank: 0}
-  - {name: g1, kind: gpu, node: 0, local_rank: 1}
-links:
-  - {from: g0, to: g1, kind: nvlink, bandwidth: 300GB/s, latency: 500ns}
-EOF
-collective_row "allreduce 12 GiB, 2 x A100 on an NVLink bridge (NV12), ring" 208 "$work/nv12.yaml" ring 12GiB
+# topology is the pair and its bridge (300 GB/s a direction), Ampere: topologies/a100_nvlink_pair.yaml.
+# Until 2026-12-05 cclab gave it one channel, 40 GB/s: channels now fill the GPUs' NVLink at NCCL's per-channel
+# speed, as its search does.
+collective_row "allreduce 12 GiB, 2 x A100 on an NVLink bridge (NV12), ring" 208 \
+  "$(dirname "$0")/../topologies/a100_nvlink_pair.yaml" ring 12GiB
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"

@@ -4,6 +4,8 @@
 // says why it is what it is.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -155,14 +157,9 @@ TEST(RingSearch, SwitchedNodesAndDefaults) {
 // old rules (NICs, NVSwitch GPUs, mesh cycles) gave one and predicted a sixth of the bandwidth. Without an
 // architecture there is no per-channel limit to fill, and one channel says why.
 TEST(RingSearch, ChannelsFillTheNvLinkOfABridgedPair) {
-  const std::string pair = R"(name: bridged-pair
-gpu_arch: ampere
-vertices:
-  - {name: g0, kind: gpu, node: 0, local_rank: 0}
-  - {name: g1, kind: gpu, node: 0, local_rank: 1}
-links:
-  - {from: g0, to: g1, kind: nvlink, bandwidth: 300GB/s, latency: 500ns}
-)";
+  std::ifstream file(std::string(CCLAB_SOURCE_DIR) + "/topologies/a100_nvlink_pair.yaml");
+  ASSERT_TRUE(file) << "topologies/a100_nvlink_pair.yaml";
+  const std::string pair((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   const Topology bridged = topo::parse_topology_yaml(pair);
   std::string why;
   EXPECT_EQ(nvlink_fill_channels(bridged), 6);
