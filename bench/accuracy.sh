@@ -78,6 +78,10 @@ collective_row "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 dgx_a100:4 
 # NCCL's team on H100 nodes with 8 x NDR 400 Gb/s: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
 # (nccl-tests#290, 2025, about NCCL_ALGO=RING across nodes): 368-384 GB/s of ring busbw, 376 in the middle.
 collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 dgx_h100:4 ring 8GiB
+# NVLSTree across DGX H100 nodes: NVIDIA's GTC 2024 talk, as NCCL's maintainer discusses it (NVIDIA/nccl#1649,
+# 2025): "the Allreduce busBW for NVLS + Tree is approximately 370GB/s~380GB/s" at scale; 375 taken. cclab: 4
+# nodes (372; 378 on 8, 381 on 16, its busbw rising with the rank count at a constant algbw).
+collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), NVLSTree" 375 dgx_h100:4 nvls_tree 8GiB
 collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,nics=4 ring 128MiB
 # NVIDIA/nccl#1221 (2024, NCCL 2.19.3): 8 x H100 per node with 8 x 400 Gb/s RoCE, all_reduce_perf -b 4G -e 8G:
 # on 2 nodes "the bus BW will upgraded from 330GB to 430GB" from NCCL_NVLS_ENABLE=0 to 1 (NVLSTree), on more
