@@ -188,6 +188,8 @@ TEST(RingSearch, ChannelsFillTheNvLinkOfABridgedPair) {
   // The presets already had enough: their counts stay.
   EXPECT_EQ(nvlink_fill_channels(topo::make_preset("dgx_a100:1")), 6);
   EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_a100:1")), 8);
+  // An NVSwitch board without NICs had a channel per GPU: 2 on two H100s, 120 of their 360 GB/s.
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:1,gpus=2,nics=0")), 6);
   EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:3,gpus=4,nics=4"), &why), 8);
   EXPECT_NE(why.find("720 GB/s"), std::string::npos) << why;
 }
