@@ -176,5 +176,10 @@ check plan-nccl 0 "^plan: (ring|tree) allreduce" -- "$cclab" plan --topology dgx
 check plan-nccl-alias 0 "^plan: nvls_tree allreduce" -- "$cclab" plan --topology dgx_h100:2 --size 1GiB --algo NVLSTree
 check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
+# Every shipped topology file loads, plans and verifies.
+for file in "$src"/topologies/*.yaml; do
+  check "topology-file-$(basename "$file" .yaml)" 0 "verify: OK" -- "$cclab" plan --topology "$file" --algo nccl --size 64MiB
+done
+check plan-dgx1-one-nic 0 "busbw 12\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx1_v100:2,nics=1 --algo ring --size 1GiB
 
 exit $fail
