@@ -19,6 +19,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 err() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }'; }
+# Keeps a row's relative error for the summary of its kind (collective, efficiency) at the end.
+record() { awk -v p="$2" -v m="$3" 'BEGIN { printf "%.6f\n", 100 * (p - m) / m }' >>"$work/$1"; }
+# The median error of a kind, how many rows are optimistic and pessimistic, and how many are within 5 %.
+summary() {
+  sort -g "$work/$1" | awk -v label="$2" '{ e[NR] = $1; pos += $1 > 0; neg += $1 < 0; near += ($1 < 5 && $1 > -5) }
+    END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2
+          printf "%s: median error %+.1f%% over %d rows (%d optimistic, %d pessimistic), %d within 5%%\n",
+                 label, m, NR, pos, neg, near }'
+}
 
 printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
 # "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s [...] when running
@@ -33,6 +42,7 @@ collective_row() {
   local predicted
   predicted=$(busbw_at "$3" "$4" "$5" "${6:-allreduce}")
   printf "%-58s %12s %12s %8s\n" "$1" "$2" "$predicted" "$(err "$predicted" "$2")"
+  record collective "$predicted" "$2"
 }
 collective_row "allreduce 8 GiB, 8 x H100 (NVSwitch), ring" 370 dgx_h100:1 ring 8GiB
 collective_row "allreduce 8 GiB, 8 x H100, NCCL default (NVLS; cclab: nccl)" 480 dgx_h100:1 nccl 8GiB
@@ -100,6 +110,7 @@ avg_busbw() {
 predicted=$(avg_busbw dgx_a100:2,nics=2 nccl 4MiB 1GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 4 MiB-1 GiB (average), 2 x (8 x A100, 2 x HDR), NCCL default" 57.06 \
   "$predicted" "$(err "$predicted" 57.06)"
+record collective "$predicted" 57.06
 # GB200: NVIDIA/nccl#1801 (2025, NCCL 2.27.3): three NVLink partitions in different racks (4 or 8 GPUs each, a
 # 400 Gb/s NIC per GPU), joined by InfiniBand only, NCCL_NVLS_ENABLE=0, 16 GiB: ring (NCCL's choice) 196.72 and
 # 393.66 GB/s, tree 234.43 and 485.68 GB/s busbw. On three nodes NCCL's binary tree is a chain of nodes, and a
@@ -149,6 +160,7 @@ EOF
   predicted=$("$cclab" predict "$work/s.yaml" --format csv 2>/dev/null | awk -F, 'NR == 2 { printf "%.1f", 100 * $9 }')
   published=$(awk -v o="$one" -v e="$eight" 'BEGIN { printf "%.1f", 100 * e / (8 * o) }')
   printf "%-58s %11s%% %11s%% %8s\n" "$label" "$published" "$predicted" "$(err "$predicted" "$published")"
+  record efficiency "$predicted" "$published"
 }
 row "DGX A100 80GB, AMP (batch 256: 2470 -> 16621 img/s)" dgx_a100 256 2470 16621
 row "DGX A100 80GB, TF32 (batch 256: 938 -> 7248 img/s)" dgx_a100 256 938 7248
@@ -177,6 +189,7 @@ EOF
   published=$(awk -v s="$speedup" 'BEGIN { printf "%.1f", 100 * s / 8 }')
   printf "%-58s %11s%% %11s%% %8s\n" "$model (speedup $speedup)" "$published" "$predicted" \
     "$(err "$predicted" "$published")"
+  record efficiency "$predicted" "$published"
 done
 
 echo
@@ -207,6 +220,7 @@ EOF
     tcp_eff=$(awk -v e="$(value_of efficiency tcp)" 'BEGIN { printf "%.1f", 100 * e }')
     printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over TCP, 128 GPUs" "$tcp_published" "$tcp_eff" \
       "$(err "$tcp_eff" "$tcp_published")"
+    record efficiency "$tcp_eff" "$tcp_published"
   fi
   gain=$(awk -v r="$(value_of samples_per_s roce)" -v t="$(value_of samples_per_s tcp)" 'BEGIN { printf "%.1f", 100 * (r / t - 1) }')
   printf "%-58s %11s%% %11s%% %8s\n" "throughput gain of RDMA over TCP, 128 GPUs" "$gain_published" "$gain" \
@@ -217,6 +231,7 @@ EOF
     NR == 2 { printf "%.1f", 100 * $c }' "$work/h.csv")
   printf "%-58s %11s%% %11s%% %8s\n" "scaling efficiency over RoCE, 512 GPUs" "$roce_published" "$eff512" \
     "$(err "$eff512" "$roce_published")"
+  record efficiency "$eff512" "$roce_published"
 }
 printf "%-58s %12s %12s %8s\n" "training: Horovod, Inception V3, P100s, 25 GbE" published cclab error
 horovod_rows inception_v3 88 3.5 90
@@ -227,3 +242,7 @@ echo
 # Compute: TensorFlow's P100 figure above (154 img/s at batch 64).
 printf "%-58s %12s %12s %8s\n" "training: Horovod, VGG-16, P100s, 25 GbE" published cclab error
 horovod_rows vgg16 "" 30 68
+
+echo
+summary collective "collective rows (busbw)"
+summary efficiency "training efficiency rows"
