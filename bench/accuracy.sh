@@ -133,6 +133,10 @@ collective_row "allreduce 512 MiB, DGX-1 V100 nodes (4 x EDR), ring" 48 dgx1_v10
 # -b 8 -e 512M, NCCL 2.4.7, "12.2 GB/s" once GPUDirect was set up (the maintainer: "as good as you can get").
 # cclab: the DGX-1 board with one NIC (its NVLink wiring is not given; the NIC bounds the ring).
 collective_row "allreduce 512 MiB, 4 x (8 x V100, 1 x EDR), ring" 12.2 dgx1_v100:4,nics=1 ring 512MiB
+# TCP: two AWS p3dn.24xlarge (8 x V100 SXM2 on the DGX-1 mesh, one 100 Gb/s ENA), NCCL 2.4.8 over sockets, the
+# tree off, all_reduce_perf up to 512M on 16 ranks: "the bus can sustain around 6GB/s" (NVIDIA/nccl#398, 2020).
+collective_row "allreduce 512 MiB, 2 x AWS p3dn (8 x V100, 100G TCP), ring" 6 dgx1_v100:2,nics=1,net=tcp,nic=100Gbps \
+  ring 512MiB
 # Two A100s on an NVLink bridge of 12 links ("NV12" in nvidia-smi topo -m) and nothing else between them:
 # all_reduce_perf -b 8 -e 12G -f 2 -g 1 -t 2, "Bus_BW: 208 GBps" (a user's run, nccl-tests#178, 2023). The
 # topology is the pair and its bridge (300 GB/s a direction), Ampere: topologies/a100_nvlink_pair.yaml.
