@@ -174,7 +174,7 @@ TEST(RingSearch, ChannelsFillTheNvLinkOfABridgedPair) {
   const double busbw_Bps = static_cast<double>(spec.bytes()) / ring_s;  // 2 ranks: busbw = algbw
   EXPECT_GT(busbw_Bps, 0.95 * 240e9);
   EXPECT_LT(busbw_Bps, 240e9);
-  // Trees take the same floor, a pair of trees per two channels.
+  // Trees on one node take the same floor, a pair of trees per two channels.
   EXPECT_EQ(
       require_algorithm(Collective::AllReduce, "tree").compact(spec, bridged, PlanOptions{}).params.channels,
       6);
