@@ -107,7 +107,8 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
 double nvls_tree_flow_cap_Bps(std::optional<topo::GpuArch> arch, int nodes, int heads, int gpus_per_node,
                               int channels) {
   if (!arch || nodes <= 1) return std::numeric_limits<double>::infinity();
-  const double head_busbw_Bps = kNvlsTreeMaxPerChannel_GBps[static_cast<int>(*arch)][nodes == 2 ? 1 : 2] * 1e9;
+  const double head_busbw_Bps =
+      kNvlsTreeMaxPerChannel_GBps[static_cast<int>(*arch)][nodes == 2 ? 1 : 2] * 1e9;
   const double ranks = static_cast<double>(gpus_per_node) * nodes;
   // Bus bandwidth to algorithm bandwidth as NCCL's tuning model converts it (ratio nRanks / nsteps, nsteps
   // 2(nRanks - 1) for an allreduce), then shared by the node's flows.

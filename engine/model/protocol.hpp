@@ -85,12 +85,12 @@ MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass c
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
                                   std::optional<topo::GpuArch> arch, int nodes, int channels);
 
-// NCCL's NVLSTree ceiling (perChMaxNVLSTreeBws, bus bandwidth per channel: 57.7 GB/s on two Hopper nodes, 45.5
-// on more) as a cap on one of nvls_tree's network flows. NCCL's NVLSTree channels are its NVLS heads, a
-// NIC:GPU pair each (src/graph/search.cc, the NVLS pattern: at most one per GPU), and its tuning model bounds
-// the collective's bus bandwidth by heads x that ceiling; cclab's plan spreads a node's network traffic over
-// gpus_per_node x channels tree flows, each carrying that share of the vector, so each gets that share of the
-// algorithm bandwidth the ceiling allows. +inf on one node or where the architecture is unknown.
+// NCCL's NVLSTree ceiling (perChMaxNVLSTreeBws, bus bandwidth per channel: 57.7 GB/s on two Hopper
+// nodes, 45.5 on more) as a cap on one of nvls_tree's network flows. NCCL's NVLSTree channels are its NVLS
+// heads, a NIC:GPU pair each (src/graph/search.cc, the NVLS pattern: at most one per GPU), and its tuning
+// model bounds the collective's bus bandwidth by heads x that ceiling; cclab's plan spreads a node's network
+// traffic over gpus_per_node x channels tree flows, each carrying that share of the vector, so each gets that
+// share of the algorithm bandwidth the ceiling allows. +inf on one node or where the architecture is unknown.
 double nvls_tree_flow_cap_Bps(std::optional<topo::GpuArch> arch, int nodes, int heads, int gpus_per_node,
                               int channels);
 
