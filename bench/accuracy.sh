@@ -90,11 +90,12 @@ collective_row "allreduce 8 GiB, DGX A100 nodes (8 x HDR), ring" 192 dgx_a100:4 
 collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), ring" 376 dgx_h100:4 ring 8GiB
 # NVLSTree across DGX H100 nodes: NVIDIA's GTC 2024 talk, as NCCL's maintainer discusses it (NVIDIA/nccl#1649,
 # 2025): "the Allreduce busBW for NVLS + Tree is approximately 370GB/s~380GB/s" at scale; 375 taken. cclab: 4
-# nodes (360; 358 on 8): NCCL's ceiling per head, 45.5 GB/s of busbw past two nodes, times 8 heads is 364.
+# nodes (372; 378 on 8, 381 on 16, its busbw rising with the rank count at a constant algbw).
 collective_row "allreduce 8 GiB, DGX H100 nodes (8 x NDR), NVLSTree" 375 dgx_h100:4 nvls_tree 8GiB
 # NVLSTree on 8 AWS p5 instances (8 x H100, 3200 Gb/s of EFA each: cclab `net=efa`, 8 x 400G NICs), 4 GiB,
 # nccl-tests as posted in NVIDIA/nccl PR #1112 (2023): 280.0 GB/s busbw with NCCL 2.19.1 (279.8 with the PR;
-# 2.19.3's 64 KiB chunk at 4+ nodes took it to 104, a regression the PR reverts, not modelled).
+# 2.19.3's 64 KiB chunk at 4+ nodes took it to 104, a regression the PR reverts, not modelled). cclab is EFA-bound
+# there (its 0.9 EFA efficiency is an assumption).
 collective_row "allreduce 4 GiB, 8 x AWS p5 (8 x H100, EFA), NVLSTree" 280 dgx_h100:8,net=efa nvls_tree 4GiB
 collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,nics=4 ring 128MiB
 # NVIDIA/nccl#1221 (2024, NCCL 2.19.3): 8 x H100 per node with 8 x 400 Gb/s RoCE, all_reduce_perf -b 4G -e 8G:

@@ -213,13 +213,6 @@ double ConnectionCosts::wire_cap_Bps(RouteClass cls) const {
 }
 
 double ConnectionCosts::bandwidth_cap_Bps() const {
-  // NVLS's point-to-point messages are nvls_tree's network flows, under NVLSTree's ceiling per head.
-  if (family_ == AlgorithmFamily::Nvls && nodes_ > 1) {
-    const int node = topology_.node_of_rank(0);
-    const int gpus = static_cast<int>(topology_.gpus_of_node(node).size());
-    const int heads = std::min(gpus, static_cast<int>(topology_.nics_of_node(node).size()));
-    return nvls_tree_flow_cap_Bps(topology_.gpu_arch(), nodes_, heads, gpus, channels_);
-  }
   return protocol_bandwidth_cap_Bps(protocol_, family_, topology_.gpu_arch(), nodes_, channels_);
 }
 

@@ -89,9 +89,11 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   constexpr double kNone = std::numeric_limits<double>::infinity();
   if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto) return kNone;
   const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
-  // NVLS's ceiling is NVLSTree's, per head (nvls_tree_flow_cap_Bps); PAT and CollNet have no table.
-  if (family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet)
-    return kNone;
+  // NVLS's point-to-point messages are nvls_tree's network ones: NVLSTree's ceiling per channel.
+  if (family == AlgorithmFamily::Nvls)
+    return nodes <= 1 ? kNone : kNvlsTreeMaxPerChannel_GBps[row][scale] * 1e9;
+  if (family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet)
+    return kNone;  // no per-channel table
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
     if (protocol == Protocol::LL) return ll_Bps;
@@ -102,18 +104,6 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   if (protocol == Protocol::LL) return std::min(tree_Bps, ll_Bps);
   if (protocol == Protocol::LL128) return std::min(tree_Bps, kTreeLL128MaxPerChannel_GBps[row][scale] * 1e9);
   return tree_Bps;
-}
-
-double nvls_tree_flow_cap_Bps(std::optional<topo::GpuArch> arch, int nodes, int heads, int gpus_per_node,
-                              int channels) {
-  if (!arch || nodes <= 1) return std::numeric_limits<double>::infinity();
-  const double head_busbw_Bps =
-      kNvlsTreeMaxPerChannel_GBps[static_cast<int>(*arch)][nodes == 2 ? 1 : 2] * 1e9;
-  const double ranks = static_cast<double>(gpus_per_node) * nodes;
-  // Bus bandwidth to algorithm bandwidth as NCCL's tuning model converts it (ratio nRanks / nsteps, nsteps
-  // 2(nRanks - 1) for an allreduce), then shared by the node's flows.
-  const double algbw_Bps = std::max(1, heads) * head_busbw_Bps * ranks / (2.0 * (ranks - 1));
-  return algbw_Bps / (static_cast<double>(std::max(1, gpus_per_node)) * std::max(1, channels));
 }
 
 double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network) {

@@ -80,19 +80,10 @@ MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass c
 // measured by NVIDIA; tuning.cc: llMaxBws, the bus bandwidth of a whole LL ring or tree, and per channel
 // perChMaxRingLL128Bws for rings, perChMaxTreeBws (every protocol) and perChMaxTreeLL128Bws for trees), by
 // scale (one node, two, more). As a cap on one connection of a schedule with `channels` network channels over
-// `nodes` nodes: LL's ceiling split over the channels, the others per channel; +inf for ring Simple, Raw,
-// NVLS (nvls_tree_flow_cap_Bps has its ceiling), PAT, CollNet and where the architecture is unknown.
+// `nodes` nodes: LL's ceiling split over the channels, the others per channel; +inf for ring Simple, Raw and
+// where the architecture is unknown.
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
                                   std::optional<topo::GpuArch> arch, int nodes, int channels);
-
-// NCCL's NVLSTree ceiling (perChMaxNVLSTreeBws, bus bandwidth per channel: 57.7 GB/s on two Hopper
-// nodes, 45.5 on more) as a cap on one of nvls_tree's network flows. NCCL's NVLSTree channels are its NVLS
-// heads, a NIC:GPU pair each (src/graph/search.cc, the NVLS pattern: at most one per GPU), and its tuning
-// model bounds the collective's bus bandwidth by heads x that ceiling; cclab's plan spreads a node's network
-// traffic over gpus_per_node x channels tree flows, each carrying that share of the vector, so each gets that
-// share of the algorithm bandwidth the ceiling allows. +inf on one node or where the architecture is unknown.
-double nvls_tree_flow_cap_Bps(std::optional<topo::GpuArch> arch, int nodes, int heads, int gpus_per_node,
-                              int channels);
 
 // The most one channel moves on the wire: a channel is one thread block, which cannot drive a whole NVSwitch
 // port. NCCL's ring and tree search never assumes more per channel (src/graph/search.cc: the first entries of

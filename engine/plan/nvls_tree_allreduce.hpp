@@ -19,10 +19,7 @@
 //   Bytes per rank: through its NVSwitch port, S/g + S/g² up and down for its own block plus what the
 //                   others' reduces read and their multicasts write: S + S/g each way in all (as nvls); on
 //                   the network, its block S/g up to the parent and down to each child: S/g·(1 + children).
-//   α-β cost:       launch + max(port bytes / (B_port·nvlsEff), tree bytes / B_nic, S / B_heads) + K·α
-//                   + 2·depth·α_net, B_heads NCCL's NVLSTree ceiling per head times a node's NICs, as
-//                   algorithm bandwidth (engine/model/protocol.hpp: nvls_tree_flow_cap_Bps shares it among
-//                   the flows).
+//   α-β cost:       launch + max(port bytes / (B_port·nvlsEff), tree bytes / B_nic) + K·α + 2·depth·α_net.
 #pragma once
 
 #include <cstdint>
