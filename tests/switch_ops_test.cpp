@@ -216,6 +216,35 @@ TEST(Nvls, TreeAcrossNodesPipelinesItsStages) {
     EXPECT_EQ(bytes, static_cast<std::uint64_t>(S + S / g + S / g));
 }
 
+// NVLSTree's reduce and multicast are streams of their own, as NCCL's separate warps: a member's reduce of
+// round k waits for its previous reduce and for its tree to have taken round k - kPostAhead - 1 up, never for
+// a multicast, so the rounds' way back down cannot hold the reduces back. (On one IR channel the reduce of
+// round k + kPostAhead was issued after round k's multicast, and a deep tree's round trip set the pace: 64
+// nodes of 8 x H200 over RoCE, 1 GiB, 289 GB/s of busbw; 358 as separate streams.)
+TEST(Nvls, TreeReducesWaitForTheWayUpOnly) {
+  const topo::Topology t = topo::make_preset("dgx_h100:4");
+  const Algorithm& nvls_tree = require_algorithm(Collective::AllReduce, "nvls_tree");
+  const Schedule s = nvls_tree.plan(spec_for(t, Collective::AllReduce, std::uint64_t{64} << 20, DType::F32),
+                                    t, PlanOptions{});
+  int held_by_the_tree = 0;
+  for (const Program& p : s.ranks) {
+    std::set<int> reduce_channels, store_channels;
+    for (const Op& op : p.ops) {
+      if (op.kind == OpKind::SwitchStore) store_channels.insert(op.channel);
+      if (op.kind != OpKind::SwitchReduce) continue;
+      reduce_channels.insert(op.channel);
+      for (const OpId d : p.deps_of(op)) {
+        const OpKind kind = p.ops[d].kind;
+        EXPECT_NE(kind, OpKind::SwitchStore);
+        if (kind == OpKind::Send || kind == OpKind::LocalReduce) ++held_by_the_tree;
+      }
+    }
+    for (const int c : reduce_channels)
+      EXPECT_FALSE(store_channels.contains(c)) << "reduce and multicast share IR channel " << c;
+  }
+  EXPECT_GT(held_by_the_tree, 0);
+}
+
 // auto plans nvls_tree where its programs are small enough to walk, and lists it with its size where not
 // (1,024 H100 GPUs at 1 GiB: about 7 M ops), choosing among the rest.
 TEST(Nvls, AutoLeavesOutTreePlansTooLargeToWalk) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -111,6 +112,14 @@ void ConnectionCosts::finish(Protocol protocol) {
   // Switch ports: each (rank, channel) is a channel on both directions of the rank's switch port, whose
   // bytes take their time at the switch's efficiency.
   std::unordered_map<std::uint64_t, ReductionPort> port_of;  // by switch-port key
+  // A network channel's switch streams on IR channels of their own (nvls_tree's reduce and multicast, as
+  // NCCL's separate warps) are one channel on the port, whose share they split per direction by the bytes
+  // each sends that way: each stream's round then takes as long as the port needs for the channel's round.
+  struct StreamBytes {
+    std::uint64_t up = 0, down = 0;
+    bool counted = false;  // the channel is on the port's links already
+  };
+  std::unordered_map<std::uint64_t, StreamBytes> channel_bytes;  // by stream_key
   std::vector<double> switch_wire_s(directed_links, 0.0);
   for (auto& [k, e] : switch_ports_) {
     const ReductionPort& reduction =
@@ -119,6 +128,10 @@ void ConnectionCosts::finish(Protocol protocol) {
     const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * reduction.efficiency;
     switch_wire_s[port.up.directed_id()] += e.up_bytes / bandwidth;
     switch_wire_s[port.down.directed_id()] += e.down_bytes / bandwidth;
+    StreamBytes& bytes = channel_bytes[stream_key(k, e.in_network)];
+    bytes.up += e.up_bytes;
+    bytes.down += e.down_bytes;
+    if (std::exchange(bytes.counted, true)) continue;
     ++channels_on_link[port.up.directed_id()];
     ++channels_on_link[port.down.directed_id()];
   }
@@ -159,10 +172,20 @@ void ConnectionCosts::finish(Protocol protocol) {
     const ReductionPort& reduction = port_of.at(k);
     const topo::SwitchPort& port = reduction.port;
     const double bandwidth = topology_.effective_bandwidth_Bps(port.link) * reduction.efficiency;
-    e.port = {reduction.latency_s, bandwidth / channels_on_link[port.up.directed_id()],
-              bandwidth / channels_on_link[port.down.directed_id()]};
+    const StreamBytes& channel = channel_bytes.at(stream_key(k, e.in_network));
+    auto part = [](std::uint64_t mine, std::uint64_t all) {
+      return all == 0 ? 1.0 : static_cast<double>(mine) / static_cast<double>(all);
+    };
+    e.port = {reduction.latency_s,
+              bandwidth / channels_on_link[port.up.directed_id()] * part(e.up_bytes, channel.up),
+              bandwidth / channels_on_link[port.down.directed_id()] * part(e.down_bytes, channel.down)};
   }
   use_protocol(protocol);
+}
+
+std::uint64_t ConnectionCosts::stream_key(std::uint64_t port_key, bool in_network) const {
+  const int rank = static_cast<int>(port_key >> 16), ir_channel = static_cast<int>(port_key & 0xffff);
+  return ConnectionCosts::port_key(rank, 2 * (ir_channel / lanes_) + (in_network ? 1 : 0));
 }
 
 const ConnectionCosts::SwitchPort& ConnectionCosts::switch_port(int rank, int ir_channel) const {

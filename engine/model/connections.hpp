@@ -110,6 +110,9 @@ class ConnectionCosts {
     double latency_s = 0;
     double up_Bps = 0, down_Bps = 0;
   };
+  // A network channel whose switch ops run on IR channels of their own (nvls_tree's reduce and multicast,
+  // NCCL's separate warps) is one channel on the port, its share split per direction by the bytes each of
+  // those IR channels sends that way.
   const SwitchPort& switch_port(int rank, int ir_channel) const;
   // The protocol's ceiling on one connection's payload bandwidth (protocol_bandwidth_cap_Bps for the GPUs'
   // architecture, the nodes and the network channels of the declared connections); +inf where none.
@@ -149,6 +152,8 @@ class ConnectionCosts {
     RouteClass cls = RouteClass::Local;
   };
   const Entry& entry(int from_rank, int to_rank, int ir_channel) const;
+  // The (rank, network channel, kind) the switch entry kept under `port_key` belongs to.
+  std::uint64_t stream_key(std::uint64_t port_key, bool in_network) const;
   // The routes of rank pairs (from << 24 | to), searched on all cores for many pairs.
   std::vector<topo::Route> route_all(const std::vector<std::uint64_t>& pairs) const;
 

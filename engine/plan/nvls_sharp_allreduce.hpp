@@ -7,8 +7,9 @@
 //   switch (2c):   SwitchReduce of the member's range (the node's sum, in the output); later, once the
 //                  network's sum is back, SwitchStore of it into every GPU of the node;
 //   network (2c+1): SwitchReduce of the node sum across nodes, in place (at most kPostAhead in flight).
-// Rounds pipeline as in nvls_tree: the switch channel runs round k + kPostAhead's reduce before round k's
-// multicast.
+// Rounds pipeline on one switch channel, round k + kPostAhead's reduce before round k's multicast: a round's
+// way between the two is one SHARP instance (31 µs), where nvls_tree's is a tree's climb and descent, which
+// is why nvls_tree runs its reduces and multicasts as streams of their own.
 //   Steps:          per round 2 NVSwitch instances and one SHARP instance; about K + 2 pipelined.
 //   Bytes per rank: through its NVSwitch port S + S/g each way (as nvls); through its NIC S/g each way.
 //   α-β cost:       launch (25 µs) + max(S(1+1/g) / (B_port·nvlsEff), S/g / B_nic) + 31 µs.

@@ -12,7 +12,9 @@ namespace cclab::planners {
 Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                              int channels, std::uint64_t round_elems) {
   Schedule s = empty_schedule(spec, "nvls_tree");
-  s.lanes_per_channel = 3;  // IR channels 3c (switch), 3c+1 (tree up) and 3c+2 (tree down): one channel
+  // IR channels 4c (switch reduce), 4c+1 (tree up), 4c+2 (tree down) and 4c+3 (switch multicast): one
+  // channel.
+  s.lanes_per_channel = 4;
   const int nodes = static_cast<int>(groups.size());
   const int g = uniform_gpus_per_node(groups, spec, "nvls_tree");
   if (plan_world_of_one(s)) return s;
@@ -25,7 +27,7 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
   std::vector<std::vector<OpId>> got;  // per round: the children's receives
   for (int c = 0; c < channels; ++c) {
     const Tree& tree = trees[c % 2];
-    const int sw = 3 * c, up = 3 * c + 1, down = 3 * c + 2;
+    const int sw_reduce = 4 * c, up = 4 * c + 1, down = 4 * c + 2, sw_store = 4 * c + 3;
     const MemberRounds pipe = member_rounds(S, g, channels, c, round_elems);
     const int rounds = pipe.rounds;
     for (int n = 0; n < nodes; ++n) {
@@ -54,16 +56,23 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
         reduced.assign(rounds, kNoOp);
         sent_up.assign(rounds, kNoOp);
         have.assign(rounds, kNoOp);
-        // The switch channel interleaves round k's multicast with round k + kPostAhead's reduce, so the
-        // reduce runs that many rounds ahead of the tree (NCCL's buffer slots) and the port's two directions
-        // work at once. Receives are posted as far ahead on their channels.
+        // Reduce and multicast are streams of their own, as in NCCL's kernel (separate warps): the reduce of
+        // round k waits for the tree to have taken round k - kPostAhead - 1 up (its buffer slots), not for
+        // that round's way back down, and the two share the port like one channel (ConnectionCosts). On one
+        // IR channel, the reduce of round k + kPostAhead was issued after round k's multicast, which waits
+        // for the round to climb and descend the tree: a deep tree's round trip, not the links, set the pace.
+        // Receives are posted kPostAhead rounds ahead on their channels.
         pipeline(
             rounds,
             [&](int k) {
               const bool moves = at(Buffer::Output, k).count > 0;
+              const int taken_up = k - kPostAhead - 1;  // the round whose buffer slot this reduce reuses
+              const OpId freed = taken_up < 0                 ? kNoOp
+                                 : sent_up[taken_up] != kNoOp ? sent_up[taken_up]
+                                                              : reduced[taken_up];
               // A channel's rounds go through the switch one after the other (its SMs issue them in turn).
-              node_sum[k] = b.switch_reduce(group, sw, at(Buffer::Input, k), at(Buffer::Output, k),
-                                            {k > 0 ? node_sum[k - 1] : kNoOp});
+              node_sum[k] = b.switch_reduce(group, sw_reduce, at(Buffer::Input, k), at(Buffer::Output, k),
+                                            {k > 0 ? node_sum[k - 1] : kNoOp, freed});
               reduced[k] = node_sum[k];
               got[k].clear();
               if (moves) {
@@ -90,7 +99,7 @@ Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::
               if (moves)
                 for (const int child : children)
                   deps.push_back(b.send(child, down, sum, {have[k]}));
-              stored[k] = b.switch_store(group, sw, sum, at(Buffer::Output, k), deps);
+              stored[k] = b.switch_store(group, sw_store, sum, at(Buffer::Output, k), deps);
             });
       }
     }

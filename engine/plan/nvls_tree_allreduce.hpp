@@ -2,15 +2,17 @@
 // node the GPUs reduce through the NVSwitch and multicast through it (engine/plan/switch_pattern.hpp), and
 // across nodes local rank m's GPUs form a tree per channel (NCCL's double binary tree over the nodes: tree c
 // mod 2) that carries block m of the vector, each node's GPU m over its own NIC. Per round of a channel
-// (about round_elems / g elements of the member's block), on three IR channels that make one network channel:
-//   switch (3c):   SwitchReduce of the member's range (the node's sum, in the output); later, once the
-//                  vector's sum is back, SwitchStore of it into every GPU of the node;
-//   up (3c+1):     add the children nodes' sums, send the total to the parent node;
-//   down (3c+2):   receive the vector's sum from the parent (into scratch; the root has it), send it on to
-//                  the children.
+// (about round_elems / g elements of the member's block), on four IR channels that make one network channel:
+//   reduce (4c):   SwitchReduce of the member's range (the node's sum, in the output), once the tree has
+//                  taken round k - kPostAhead - 1 up (NCCL's buffer slots between its reduce and tree warps);
+//   up (4c+1):     add the children nodes' sums, send the total to the parent node;
+//   down (4c+2):   receive the vector's sum from the parent (into scratch; the root has it), send it on to
+//                  the children;
+//   store (4c+3):  once the vector's sum is back, SwitchStore of it into every GPU of the node.
 // Rounds pipeline through all stages at once, as in NCCL's kernel: receives are posted kPostAhead rounds
-// ahead (engine/ir/pipeline.hpp), and the switch channel runs round k + kPostAhead's reduce before round k's
-// multicast, so both directions of the NVSwitch port work while rounds climb and descend the tree. Where this
+// ahead (engine/ir/pipeline.hpp), and reduce and multicast are streams of their own (NCCL's separate warps)
+// that share the GPU's NVSwitch port as one channel, so both directions of the port work while rounds climb
+// and descend the tree, and the reduces are not held by the rounds' way back down. Where this
 // differs from NCCL: every local rank carries its block over its own NIC (NCCL sends through one head GPU
 // per channel, whose NVLS buffers gather the node's data), which spreads the same network bytes over all of
 // a node's NICs.
