@@ -109,8 +109,8 @@ void ConnectionCosts::finish(Protocol protocol) {
       ++channels_on_link[h.directed_id()];
     }
   }
-  // Switch ports: each (rank, channel) is a channel on both directions of the rank's switch port, whose
-  // bytes take their time at the switch's efficiency.
+  // Switch ports: each (rank, network channel) is a channel on both directions of the rank's switch port,
+  // whose bytes take their time at the switch's efficiency.
   std::unordered_map<std::uint64_t, ReductionPort> port_of;  // by switch-port key
   // A network channel's switch streams on IR channels of their own (nvls_tree's reduce and multicast, as
   // NCCL's separate warps) are one channel on the port, whose share they split per direction by the bytes

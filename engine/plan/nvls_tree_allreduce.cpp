@@ -12,9 +12,7 @@ namespace cclab::planners {
 Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                              int channels, std::uint64_t round_elems) {
   Schedule s = empty_schedule(spec, "nvls_tree");
-  // IR channels 4c (switch reduce), 4c+1 (tree up), 4c+2 (tree down) and 4c+3 (switch multicast): one
-  // channel.
-  s.lanes_per_channel = 4;
+  s.lanes_per_channel = 4;  // IR channels 4c (reduce), 4c+1 (up), 4c+2 (down), 4c+3 (multicast): one channel
   const int nodes = static_cast<int>(groups.size());
   const int g = uniform_gpus_per_node(groups, spec, "nvls_tree");
   if (plan_world_of_one(s)) return s;

@@ -12,10 +12,10 @@
 // Rounds pipeline through all stages at once, as in NCCL's kernel: receives are posted kPostAhead rounds
 // ahead (engine/ir/pipeline.hpp), and reduce and multicast are streams of their own (NCCL's separate warps)
 // that share the GPU's NVSwitch port as one channel, so both directions of the port work while rounds climb
-// and descend the tree, and the reduces are not held by the rounds' way back down. Where this
-// differs from NCCL: every local rank carries its block over its own NIC (NCCL sends through one head GPU
-// per channel, whose NVLS buffers gather the node's data), which spreads the same network bytes over all of
-// a node's NICs.
+// and descend the tree, and the reduces are not held by the rounds' way back down.
+// Where this differs from NCCL: every local rank carries its block over its own NIC (NCCL sends through one
+// head GPU per channel, whose NVLS buffers gather the node's data), which spreads the same network bytes over
+// all of a node's NICs.
 //   Steps:          per round 2 switch instances in the node and 2·depth tree messages; pipelined over
 //                   K rounds per channel: about K + 2·depth.
 //   Bytes per rank: through its NVSwitch port, S/g + S/g² up and down for its own block plus what the
