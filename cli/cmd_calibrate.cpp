@@ -116,9 +116,12 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
   }
   const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(args.topology);
   // Fitted to a machine other than the one measured, the constants would absorb the difference.
-  for (const NcclTestsLog& log : logs)
+  for (const NcclTestsLog& log : logs) {
     for (const std::string& m : machine_mismatches(log, *topology))
       fmt::print(stderr, "cclab: warning: {}: {}\n", log.source, m);
+    for (const std::string& m : log.notes)
+      fmt::print(stderr, "cclab: warning: {}: {}\n", log.source, m);
+  }
   CostParams cost;
   const auto protocol = parse_protocol(args.protocol);
   if (!protocol) {

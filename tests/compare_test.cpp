@@ -84,6 +84,88 @@ TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {
   EXPECT_DOUBLE_EQ(log.rows[2].algbw_GBps, 110.42);
 }
 
+// Logs as launchers pass them on: Open MPI's --tag-output and srun --label in front of every line, MPICH's
+// "[rank]" label in front of every write (so also inside rows printed in pieces), NCCL's INFO output written
+// into a row, and rows without the in-place group. The same four rows read back from each.
+TEST(NcclTestsLog, WhatLaunchersPutAroundTheTable) {
+  const std::string table =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#  Rank  0 Group  0 Pid  11 on       pt01 device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid  12 on       pt02 device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+      "busbw #wrong\n"
+      "           8             2     float     sum      -1    12.90    0.00    0.00      0    12.87    0.00    "
+      "0.00      0\n"
+      "        4096          1024     float     sum      -1    13.40    0.31    0.31      0    13.35    0.31    "
+      "0.31      0\n"
+      "     1048576        262144     float     sum      -1    60.10   17.45   17.45      0    59.80   17.53   "
+      "17.53      0\n"
+      "   134217728      33554432     float     sum      -1   1652.2   81.24   81.24      0   1636.7   82.01   "
+      "82.01      0\n";
+  auto prefixed = [&](const std::string& prefix) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < table.size()) {
+      const std::size_t end = table.find('\n', start);
+      out += prefix + table.substr(start, end - start + 1);
+      start = end + 1;
+    }
+    return out;
+  };
+  auto expect_rows = [](const NcclTestsLog& log, const std::string& how) {
+    SCOPED_TRACE(how);
+    ASSERT_EQ(log.rows.size(), 4u);
+    EXPECT_EQ(log.rows[2].bytes, 1048576u);
+    EXPECT_DOUBLE_EQ(log.rows[2].time_us, 60.10);
+    EXPECT_DOUBLE_EQ(log.rows[3].busbw_GBps, 81.24);
+    EXPECT_EQ(log.ranks, 2);
+    EXPECT_EQ(log.hosts[1], "pt02");
+    EXPECT_EQ(log.gpus[0], "NVIDIA H100 80GB HBM3");
+    // No "Collective test starting" line: the rows say allreduce, and the reader says it took them so.
+    EXPECT_EQ(log.collective, Collective::AllReduce);
+    ASSERT_FALSE(log.notes.empty());
+    EXPECT_NE(log.notes.back().find("taken as allreduce"), std::string::npos);
+  };
+  expect_rows(parse_nccl_tests_text(table, "plain"), "plain");
+  expect_rows(parse_nccl_tests_text(prefixed("[1,0]<stdout>:"), "tagged"), "Open MPI --tag-output");
+  expect_rows(parse_nccl_tests_text(prefixed("0: "), "labelled"), "srun --label");
+  expect_rows(parse_nccl_tests_text(prefixed("[0] "), "mpich"), "MPICH -l");
+  // A label per write: the row's pieces carry it too; and an INFO line written into a row voids that row.
+  const NcclTestsLog pieces = parse_nccl_tests_text(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+      "busbw #wrong\n"
+      "[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    "
+      "2302.3    0.46    0.87      0\n"
+      "[0]         4096          1024     float     sum      -1[0] h1:497888:497888 [0] NCCL INFO 4096 Bytes -> "
+      "Algo 0 proto 0 time 25.874907\n"
+      "[0]     75.38    0.05    0.10      0\n",
+      "pieces");
+  ASSERT_EQ(pieces.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(pieces.rows[0].time_us, 1626.5);
+  EXPECT_DOUBLE_EQ(*pieces.rows[0].in_place_time_us, 2302.3);
+  ASSERT_EQ(pieces.notes.size(), 2u);
+  EXPECT_EQ(pieces.notes[0], "line 3: a result row with NCCL's log output inside it, not read");
+  EXPECT_EQ(pieces.tuned.at(4096).algorithm, "Tree");  // the INFO line itself is still read
+  // Out-of-place columns only (no in-place group), and the 2019 header without a root column: no root, so
+  // reduce cannot be told from allreduce and nothing is assumed.
+  const NcclTestsLog half = parse_nccl_tests_text(
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "      262144         65536   float     sum    122.3    2.14    3.22    N/A\n"
+      "     1048576        262144   float     sum    349.1    3.00    4.51    N/A\n",
+      "half");
+  ASSERT_EQ(half.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(half.rows[1].time_us, 349.1);
+  EXPECT_FALSE(half.rows[1].in_place_time_us.has_value());
+  EXPECT_FALSE(half.collective.has_value());
+  EXPECT_TRUE(half.notes.empty());
+  // reduce_scatter counts a rank's block: never taken as allreduce.
+  const NcclTestsLog scatter = parse_nccl_tests_text(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "     1048576         32768     float     sum      -1    60.10   17.45   15.27      0\n",
+      "scatter");
+  EXPECT_FALSE(scatter.collective.has_value());
+}
+
 // The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology
 // differs (a two-host log priced on one node, an H100 log on an A100 preset), and say nothing where it
 // agrees.

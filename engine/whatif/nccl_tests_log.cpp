@@ -53,7 +53,8 @@ std::optional<T> number(std::string_view text) {
 // Where the named columns are, from a header line such as
 // "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong".
 struct Columns {
-  int size = -1, count = -1, type = -1, redop = -1, time = -1, algbw = -1, busbw = -1, in_place_time = -1;
+  int size = -1, count = -1, type = -1, redop = -1, root = -1, time = -1, algbw = -1, busbw = -1,
+      in_place_time = -1;
   int needed = 0;  // tokens a data row must have to reach every column above
 };
 
@@ -66,6 +67,7 @@ std::optional<Columns> header_columns(const std::vector<std::string_view>& names
     if (n == "count" && c.count < 0) c.count = i;
     if (n == "type" && c.type < 0) c.type = i;
     if (n == "redop" && c.redop < 0) c.redop = i;
+    if (n == "root" && c.root < 0) c.root = i;
     if (n == "time" || n == "cputime") {
       (times++ == 0 ? c.time : c.in_place_time) = i;
     }
@@ -74,8 +76,80 @@ std::optional<Columns> header_columns(const std::vector<std::string_view>& names
   }
   if (c.size < 0 || c.count < 0 || c.type < 0 || c.time < 0 || c.algbw < 0 || c.busbw < 0)
     return std::nullopt;
-  c.needed = 1 + std::max({c.size, c.count, c.type, c.redop, c.time, c.algbw, c.busbw, c.in_place_time});
+  // The in-place group is optional: some logs (trimmed by hand, or older builds) have out-of-place only.
+  c.needed = 1 + std::max({c.size, c.count, c.type, c.redop, c.root, c.time, c.algbw, c.busbw});
   return c;
+}
+
+// Bytes per element of nccl-tests' type names; 0 for a name it does not know.
+std::uint64_t nccl_type_bytes(std::string_view type) {
+  for (const std::string_view one : {"int8", "uint8", "fp8_e4m3", "fp8_e5m2"})
+    if (type == one) return 1;
+  if (type == "half" || type == "bfloat16") return 2;
+  if (type == "float" || type == "int32" || type == "uint32") return 4;
+  if (type == "double" || type == "int64" || type == "uint64") return 8;
+  return 0;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// A line as nccl-tests printed it, without what the launcher put in front: Open MPI's --tag-output
+// ("[1,0]<stdout>:"), MPICH's and Intel MPI's -l and similar wrappers ("[0] "), Slurm's srun --label ("0: ").
+// NCCL's own lines ("host:pid:tid [0] NCCL INFO ...") start with neither and stay as they are.
+std::string_view without_launcher_prefix(std::string_view line) {
+  for (int layer = 0; layer < 2; ++layer) {  // srun --label around a tagged mpirun, at most
+    std::size_t i = 0;
+    while (i < line.size() && line[i] == ' ')
+      ++i;
+    const std::string_view rest = line.substr(i);
+    if (rest.starts_with('[')) {
+      const auto close = rest.find(']');
+      if (close == std::string_view::npos) break;
+      const std::string_view inside = rest.substr(1, close - 1);
+      const auto comma = inside.find(',');
+      std::string_view after = rest.substr(close + 1);
+      if (comma != std::string_view::npos && all_digits(inside.substr(0, comma)) &&
+          all_digits(inside.substr(comma + 1))) {
+        // Open MPI: "[job,rank]<stdout>:" (or <stderr>, <stddiag>).
+        if (!after.starts_with('<')) break;
+        const auto colon = after.find(">:");
+        if (colon == std::string_view::npos) break;
+        line = after.substr(colon + 2);
+        continue;
+      }
+      if (!all_digits(inside)) break;
+      line = after;
+      continue;
+    }
+    const auto colon = rest.find(": ");
+    if (colon != std::string_view::npos && all_digits(rest.substr(0, colon))) {
+      line = rest.substr(colon + 2);
+      continue;
+    }
+    break;
+  }
+  return line;
+}
+
+// A launcher that labels every write, not every line, also labels the pieces of a row that nccl-tests
+// prints with separate printf calls ("1048576  262144  float  sum  -1[0]  1626.5 ..."): the labels go.
+std::string without_rank_labels(std::string_view row) {
+  std::string out;
+  out.reserve(row.size());
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (row[i] == '[') {
+      const auto close = row.find(']', i);
+      if (close != std::string_view::npos && all_digits(row.substr(i + 1, close - i - 1))) {
+        out += ' ';
+        i = close;
+        continue;
+      }
+    }
+    out += row[i];
+  }
+  return out;
 }
 
 }  // namespace
@@ -144,12 +218,19 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
   log.source = source;
   std::optional<Columns> columns;
   std::istringstream in{std::string(text)};
-  std::string line;
+  std::string raw;
   int line_no = 0;
-  while (std::getline(in, line)) {
+  bool rows_are_allreduce = true;
+  while (std::getline(in, raw)) {
     ++line_no;
-    const auto w = words(line);
+    const std::string_view body = without_launcher_prefix(raw);
+    std::string line(body);
+    auto w = words(line);
     if (w.empty()) continue;
+    if (!w[0].starts_with("#") && line.find('[') != std::string::npos && number<std::uint64_t>(w[0])) {
+      line = without_rank_labels(line);
+      w = words(line);
+    }
     read_tuner_line(line, log.tuned);
     // NCCL's own INFO line for a variable the run set ("... NCCL INFO NCCL_ALGO set by environment to Ring");
     // every rank prints it, the first is kept.
@@ -199,6 +280,15 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       throw ConfigError(
           fmt::format("{}:{}: {} columns, the header names {}", source, line_no, w.size(), columns->needed));
     }
+    // NCCL_DEBUG=INFO output interleaved with a row (another rank's INFO line written into the middle of it)
+    // leaves the row unreadable: it is passed over and said, not taken as the log's error.
+    const bool interleaved = line.find(" NCCL INFO ") != std::string::npos ||
+                             line.find(" NCCL WARN ") != std::string::npos;
+    if (interleaved) {
+      log.notes.push_back(fmt::format("line {}: a result row with NCCL's log output inside it, not read",
+                                        line_no));
+      continue;
+    }
     NcclTestsRow row;
     row.bytes = *number<std::uint64_t>(w[columns->size]);
     row.count = *number<std::uint64_t>(w[columns->count]);
@@ -215,13 +305,28 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     row.time_us = value(columns->time, "time");
     row.algbw_GBps = value(columns->algbw, "algbw");
     row.busbw_GBps = value(columns->busbw, "busbw");
-    if (columns->in_place_time >= 0) {
+    if (columns->in_place_time >= 0 && columns->in_place_time < static_cast<int>(w.size())) {
       const auto in_place = number<double>(w[columns->in_place_time]);
       if (in_place && std::isfinite(*in_place) && *in_place >= 0) row.in_place_time_us = in_place;
     }
+    // What the rows say of the collective, for logs that do not name it (see below).
+    const std::uint64_t element_bytes = nccl_type_bytes(row.type);
+    rows_are_allreduce = rows_are_allreduce && columns->root >= 0 && w[columns->root] == "-1" &&
+                         columns->redop >= 0 && row.redop != "none" && element_bytes > 0 &&
+                         row.count * element_bytes == row.bytes;
     log.rows.push_back(row);
   }
   if (log.rows.empty()) throw ConfigError(fmt::format("{}: no nccl-tests result rows", source));
+  // A log cut from a longer one (or from nccl-tests before 2.13) may not name its collective. Only
+  // all_reduce_perf prints rows that reduce (a redop), have no root (-1) and count the whole vector (count x
+  // type = size: reduce_scatter counts a rank's block, reduce and broadcast name a root), so such rows are
+  // taken as allreduce, and said.
+  if (!log.collective && rows_are_allreduce && log.ranks != 1) {
+    log.collective = Collective::AllReduce;
+    log.notes.push_back(
+        "the log does not name its collective; taken as allreduce (every row reduces, has no root and counts "
+        "the whole vector); give --collective otherwise");
+  }
   return log;
 }
 

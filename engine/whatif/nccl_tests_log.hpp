@@ -1,6 +1,7 @@
 // Measurements as nccl-tests reports them, read back: the text table it prints and the JSON file it writes
 // with `-J`. Text: any version since 2019 (a `root` column or none, `error` or `#wrong`, per-iteration,
-// bitwise and timestamp columns after the in-place ones): columns are found by the header line's names, the
+// bitwise and timestamp columns after the in-place ones, or no in-place group), as launchers pass it on
+// (Open MPI's --tag-output, srun --label, "[rank]" labels): columns are found by the header line's names, the
 // collective by "# Collective test starting: X_perf" (older logs do not say it: give it), the ranks by the
 // "#  Rank N Group ..." device lines, NCCL_ALGO and NCCL_PROTO from NCCL's INFO lines when it logged them.
 // JSON (nccl-tests 2.17 and later): "args"[0] names the program, "devices" the ranks, "results" the rows with
@@ -64,6 +65,9 @@ struct NcclTestsLog {
   // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
   std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
+  // What reading assumed or passed over (rows that NCCL's INFO output broke into, a collective taken from
+  // the rows), one sentence each; callers warn.
+  std::vector<std::string> notes;
 };
 
 // By content: a JSON object is the -J file, anything else the text table. ConfigError naming the file and
