@@ -246,6 +246,13 @@ TEST(NcclTestsLog, ThePresetTheDeviceLinesDescribe) {
   NcclTestsLog pcie = log;
   pcie.gpus.assign(4, "NVIDIA H100 PCIe");
   EXPECT_NE(refused(pcie).find("no preset for 'NVIDIA H100 PCIe'"), std::string::npos) << refused(pcie);
+  // Not boards either: H100 NVL (PCIe cards bridged in pairs) and the Grace Hopper superchip, whose name holds
+  // "H200"'s letters.
+  for (const char* name : {"NVIDIA H100 NVL", "NVIDIA GH200 480GB"}) {
+    NcclTestsLog other = log;
+    other.gpus.assign(4, name);
+    EXPECT_NE(refused(other).find(fmt::format("no preset for '{}'", name)), std::string::npos) << name;
+  }
   EXPECT_NE(refused(NcclTestsLog{}).find("no device lines"), std::string::npos);
 }
 

@@ -171,8 +171,10 @@ std::string preset_for_log(const NcclTestsLog& log) {
     int gpus;  // per node; the DGX-1 presets take no gpus=
     bool resizable;
   };
-  // The first whose marker the name contains: "GB200" before "B200", "H200" before "H20".
+  // The first whose marker the name contains: "GB200" before "B200", "GH200" and "H200" before "H20". The
+  // Grace superchips (GB200, GH200) sit in NVLink domains of other shapes than a board: no preset here.
   static constexpr Board kBoards[] = {{"GB200", "", "", 0, false},
+                                      {"GH200", "", "", 0, false},
                                       {"B200", "dgx_b200", "", 8, true},
                                       {"H200", "dgx_h200", "", 8, true},
                                       {"H800", "dgx_h100", "200GB/s", 8, true},
@@ -189,8 +191,11 @@ std::string preset_for_log(const NcclTestsLog& log) {
       board = &b;
       break;
     }
-  if (!board || board->preset.empty() || gpu.find("PCIe") != std::string::npos ||
-      gpu.find("PCIE") != std::string::npos) {
+  // PCIe cards ("H100 PCIe", "A100-PCIE-40GB", "H100 NVL": PCIe cards bridged in pairs) are not on an
+  // NVSwitch board.
+  const bool pcie_card = gpu.find("PCIe") != std::string::npos || gpu.find("PCIE") != std::string::npos ||
+                         gpu.ends_with(" NVL");
+  if (!board || board->preset.empty() || pcie_card) {
     throw ConfigError(
         fmt::format("{}: no preset for '{}' here (NVSwitch boards of A100/A800, H100/H800/H20, "
                     "H200, B200 and the DGX-1 V100/P100); give --topology",
