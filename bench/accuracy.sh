@@ -8,6 +8,7 @@
 #                    `cclab predict` with the measured one-GPU step as its compute time (batch / throughput,
 #                    backward twice forward) and NCCL's own algorithms (`nccl`: the runs used NCCL), against
 #                    NVIDIA DeepLearningExamples' published throughputs;
+#   small messages:  the time of a tiny allreduce (`cclab plan`), against users' nccl-tests runs;
 #   Horovod rows:    Inception V3 on 128 Pascal GPUs over 25 GbE, TCP against RDMA (the Horovod paper), with
 #                    cclab's P100 defaults (TensorFlow's published one-GPU throughput).
 #
@@ -21,10 +22,12 @@ trap 'rm -rf "$work"' EXIT
 err() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }'; }
 # Keeps a row's relative error for the summary of its kind (collective, efficiency) at the end.
 record() { awk -v p="$2" -v m="$3" 'BEGIN { printf "%.6f\n", 100 * (p - m) / m }' >>"$work/$1"; }
-# The median error of a kind, how many rows are optimistic and pessimistic, and how many are within 5 %.
+# The median error of a kind, how many rows are optimistic and pessimistic, and how many are within 5 %. A
+# third argument "time" says the rows are times, where a positive error is pessimistic.
 summary() {
-  sort -g "$work/$1" | awk -v label="$2" '{ e[NR] = $1; pos += $1 > 0; neg += $1 < 0; near += ($1 < 5 && $1 > -5) }
+  sort -g "$work/$1" | awk -v label="$2" -v times="${3:-}" '{ e[NR] = $1; pos += $1 > 0; neg += $1 < 0; near += ($1 < 5 && $1 > -5) }
     END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2
+          if (times == "time") { t = pos; pos = neg; neg = t }
           printf "%s: median error %+.1f%% over %d rows (%d optimistic, %d pessimistic), %d within 5%%\n",
                  label, m, NR, pos, neg, near }'
 }
@@ -151,6 +154,32 @@ collective_row "allreduce 12 GiB, 2 x A100 on an NVLink bridge (NV12), ring" 208
   "$(dirname "$0")/../topologies/a100_nvlink_pair.yaml" ring 12GiB
 
 echo
+# Small messages: the time of a tiny allreduce, where latencies are everything. cclab's latencies are NCCL's
+# tuning constants (base and per-step, engine/model/protocol.cpp), a route's own latency where it is longer,
+# and for EFA an assumed 4 us per end (docs/topology-format.md); the A100 preset's NVSwitch latency was set from
+# a one-channel ring series (nccl-tests#123), which is therefore not a row here.
+printf "%-58s %12s %12s %8s\n" "small messages (time, us)" published cclab error
+time_at() {  # topology algorithm size -> microseconds
+  "$cclab" plan --topology "$1" --algo "$2" --size "$3" |
+    sed -n 's/^α-β time: \([0-9.]*\)\(us\|ms\|s\) .*/\1 \2/p' |
+    awk '{ f = $2 == "us" ? 1 : $2 == "ms" ? 1e3 : 1e6; printf "%.2f", $1 * f }'
+}
+latency_row() {  # label published_us topology algorithm size
+  local predicted
+  predicted=$(time_at "$3" "$4" "$5")
+  printf "%-58s %12s %12s %8s\n" "$1" "$2" "$predicted" "$(err "$predicted" "$2")"
+  record latency "$predicted" "$2"
+}
+# 8 x H20 (Hopper, NVLink 900 GB/s through NVSwitch, as the H100 board), NCCL's default, 4 bytes: 12.5 us
+# (deepseek-ai/DeepEP#303, 2025).
+latency_row "allreduce 4 B, 8 x H20 (NVSwitch), NCCL default" 12.5 dgx_h100:1 nccl 4
+# Two AWS p5.48xlarge (8 x H100, EFA), NCCL's default over aws-ofi-nccl: 69.29 us at 16 B, 68.4-69.3 us from 16
+# to 128 B (aws/aws-k8s-tester PR #585, 2025). Two AWS p6-b200 (8 x B200, EFA): 54.55 us at 16 B (dstackai/dstack
+# PR #3961, 2026).
+latency_row "allreduce 16 B, 2 x AWS p5 (8 x H100, EFA), NCCL default" 69.29 dgx_h100:2,net=efa nccl 16
+latency_row "allreduce 16 B, 2 x AWS p6-b200 (8 x B200, EFA), NCCL default" 54.55 dgx_b200:2,net=efa nccl 16
+
+echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"
 # (pytorch-21.03 container): img/s on 1 and 8 GPUs.
 printf "%-58s %12s %12s %8s\n" "training: ResNet-50 v1.5, 8 GPUs vs 1 (efficiency)" published cclab error
@@ -254,4 +283,5 @@ horovod_rows vgg16 "" 30 68
 
 echo
 summary collective "collective rows (busbw)"
+summary latency "small-message rows (time)" time
 summary efficiency "training efficiency rows"
