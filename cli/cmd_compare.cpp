@@ -57,6 +57,8 @@ void run_compare(const CompareArgs& args) {
       fmt::print(stderr, "cclab: warning: {}: {}\n", path, m);
     for (const std::string& m : log.notes)
       fmt::print(stderr, "cclab: warning: {}: {}\n", path, m);
+    for (const std::string& m : c.notes)
+      fmt::print(stderr, "cclab: warning: {}: {}\n", path, m);
     fmt::print("{:>12} {:>14} {:>14} {:>8} {:>12} {:>12}  {}\n", "size(B)", "measured(us)", "predicted(us)",
                "error", "busbw(GB/s)", "predicted", "algorithm");
     for (const ComparedRow& r : c.rows) {

@@ -47,7 +47,8 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
                           algorithm ? 0 : tuned.channels};
       ++sizes;
     }
-    if (sizes > 0) c.note += fmt::format(", NCCL's tuner choice from the log at {} sizes", sizes);
+    if (sizes > 0)
+      c.note += fmt::format(", NCCL's tuner choice from the log at {} size{}", sizes, sizes == 1 ? "" : "s");
     if (skipped > 0)
       c.note += fmt::format(" ({} sizes with algorithms cclab does not plan: {})", skipped, c.algorithm);
   }
@@ -93,18 +94,21 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     }
     return it->second;
   };
+  // Rows of a type or reduction cclab does not model (nccl-tests -d all, -o all) are passed over, counted by
+  // the reason; a log with nothing else is refused with it.
+  std::map<std::string, int> passed_over;
   for (const NcclTestsRow& row : log.rows) {
     const auto dtype = dtype_of_nccl_type(row.type);
     if (!dtype) {
-      throw ConfigError(
-          fmt::format("{}: type '{}' is not one cclab models (float, half, bfloat16)", log.source, row.type));
+      ++passed_over[fmt::format("type '{}' is not one cclab models (float, half, bfloat16)", row.type)];
+      continue;
     }
     ReduceOp op = ReduceOp::Sum;
     if (row.redop != "none") {
       const auto parsed = parse_reduce_op(row.redop);
       if (!parsed) {
-        throw ConfigError(fmt::format("{}: reduction '{}' is not one cclab models (sum, avg, min, max)",
-                                      log.source, row.redop));
+        ++passed_over[fmt::format("reduction '{}' is not one cclab models (sum, avg, min, max)", row.redop)];
+        continue;
       }
       op = *parsed;
     }
@@ -134,6 +138,10 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     r.error = row.time_us > 0 ? (chosen.time_s * 1e6 - row.time_us) / row.time_us : 0;
     out.rows.push_back(r);
   }
+  if (out.rows.empty() && !passed_over.empty())
+    throw ConfigError(fmt::format("{}: {}", log.source, passed_over.begin()->first));
+  for (const auto& [reason, rows] : passed_over)
+    out.notes.push_back(fmt::format("{} row{} not compared: {}", rows, rows == 1 ? "" : "s", reason));
   return out;
 }
 
@@ -193,8 +201,8 @@ std::string preset_for_log(const NcclTestsLog& log) {
     }
   // PCIe cards ("H100 PCIe", "A100-PCIE-40GB", "H100 NVL": PCIe cards bridged in pairs) are not on an
   // NVSwitch board.
-  const bool pcie_card = gpu.find("PCIe") != std::string::npos || gpu.find("PCIE") != std::string::npos ||
-                         gpu.ends_with(" NVL");
+  const bool pcie_card =
+      gpu.find("PCIe") != std::string::npos || gpu.find("PCIE") != std::string::npos || gpu.ends_with(" NVL");
   if (!board || board->preset.empty() || pcie_card) {
     throw ConfigError(
         fmt::format("{}: no preset for '{}' here (NVSwitch boards of A100/A800, H100/H800/H20, "

@@ -33,12 +33,14 @@ struct Comparison {
   Collective collective = Collective::AllReduce;
   int ranks = 0;
   std::vector<ComparedRow> rows;
+  // Rows not compared, a sentence per type or reduction cclab does not model (a `-d all` or `-o all` log).
+  std::vector<std::string> notes;
 };
 
-// ConfigError when the log's collective is unknown and not given, its type or reduction is one cclab does
-// not model, or its ranks differ from the topology's GPUs.
-// `by_size`: per row size (the row's bytes, or for allgather and reduce-scatter its bytes per rank), the
-// algorithm and protocol that replace `algorithm` and cost.protocol there (LogChoice::by_size).
+// ConfigError when the log's collective is unknown and not given, no row has a type and reduction cclab
+// models (rows that do not are passed over and said in `notes`), or its ranks differ from the topology's
+// GPUs. `by_size`: per row size (the row's bytes, or for allgather and reduce-scatter its bytes per rank),
+// the algorithm and protocol that replace `algorithm` and cost.protocol there (LogChoice::by_size).
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
                               std::optional<Collective> collective, const std::string& algorithm,
                               const PlanOptions& options, const CostParams& cost,

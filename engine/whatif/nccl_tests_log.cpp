@@ -92,7 +92,8 @@ std::uint64_t nccl_type_bytes(std::string_view type) {
 }
 
 bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 // A line as nccl-tests printed it, without what the launcher put in front: Open MPI's --tag-output
@@ -282,11 +283,11 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     }
     // NCCL_DEBUG=INFO output interleaved with a row (another rank's INFO line written into the middle of it)
     // leaves the row unreadable: it is passed over and said, not taken as the log's error.
-    const bool interleaved = line.find(" NCCL INFO ") != std::string::npos ||
-                             line.find(" NCCL WARN ") != std::string::npos;
+    const bool interleaved =
+        line.find(" NCCL INFO ") != std::string::npos || line.find(" NCCL WARN ") != std::string::npos;
     if (interleaved) {
-      log.notes.push_back(fmt::format("line {}: a result row with NCCL's log output inside it, not read",
-                                        line_no));
+      log.notes.push_back(
+          fmt::format("line {}: a result row with NCCL's log output inside it, not read", line_no));
       continue;
     }
     NcclTestsRow row;
