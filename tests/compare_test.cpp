@@ -158,6 +158,56 @@ TEST(NcclTestsLog, WhatLaunchersPutAroundTheTable) {
   EXPECT_FALSE(scatter.collective.has_value());
 }
 
+// NCCL's INFO lines name the network (src/init.cc "Using network X", the IB transport's device list with each
+// device's link layer, aws-ofi-nccl's provider): --topology auto takes it, and a topology of another kind is
+// warned about.
+TEST(NcclTestsLog, TheNetworkNcclSaysItUsed) {
+  const std::string rows =
+      "#  Rank  0 Group  0 Pid  11 on h1 device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid  12 on h2 device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n"
+      "     1048576    262144  float  sum  -1    60.10  17.45  17.45  0    59.80  17.53  17.53  0\n";
+  auto log_with = [&](const std::string& info) {
+    return parse_nccl_tests_text("# Collective test starting: all_reduce_perf\n" + info + rows, "net");
+  };
+  const NcclTestsLog roce = log_with(
+      "h1:11:11 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_3:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+      "h1:11:11 [0] NCCL INFO Using network IB\n");
+  EXPECT_EQ(roce.network, "IB");
+  EXPECT_EQ(roce.ib_link_layer, "RoCE");
+  EXPECT_EQ(network_kind_of_log(roce), topo::LinkKind::Ethernet);
+  EXPECT_EQ(preset_for_log(roce), "dgx_h100:2,gpus=1,net=roce");
+  const NcclTestsLog ib = log_with(
+      "h1:11:11 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB "
+      "ib0:10.0.0.1<0>\nh1:11:11 [0] NCCL INFO Using network IB\n");
+  EXPECT_EQ(network_kind_of_log(ib), topo::LinkKind::InfiniBand);
+  EXPECT_EQ(preset_for_log(ib), "dgx_h100:2,gpus=1");  // the presets' own network
+  const NcclTestsLog tcp = log_with(
+      "h1:11:11 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.112<0>\nh1:11:11 [0] NCCL INFO Using "
+      "network "
+      "Socket\n");
+  EXPECT_EQ(network_kind_of_log(tcp), topo::LinkKind::Tcp);
+  EXPECT_EQ(preset_for_log(tcp), "dgx_h100:2,gpus=1,net=tcp");
+  const NcclTestsLog efa = log_with(
+      "h1:11:11 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n"
+      "h1:11:11 [0] NCCL INFO Using network Libfabric\n");
+  EXPECT_EQ(efa.ofi_provider, "efa");
+  EXPECT_EQ(network_kind_of_log(efa), topo::LinkKind::Efa);
+  // Another plugin or provider (Slingshot's cxi), or nothing said: no kind, and the preset stays as it is.
+  EXPECT_FALSE(
+      network_kind_of_log(log_with("h1:11:11 [0] NCCL INFO NET/OFI Selected provider is cxi\n"
+                                   "h1:11:11 [0] NCCL INFO Using network Libfabric\n")));
+  EXPECT_FALSE(network_kind_of_log(log_with("")));
+  // Priced on InfiniBand, a socket run is warned about, with what the log said.
+  const auto mismatches = machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1"));
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(
+      mismatches[0],
+      "NCCL ran over tcp (its INFO lines: \"Using network Socket\"), but topology 'dgx_h100:2' has "
+      "infiniband network links");
+  EXPECT_TRUE(machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1,net=tcp")).empty());
+}
+
 // The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology
 // differs (a two-host log priced on one node, an H100 log on an A100 preset), and say nothing where it
 // agrees.

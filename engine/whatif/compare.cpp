@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -231,8 +232,26 @@ std::string preset_for_log(const NcclTestsLog& log) {
   std::string spec = fmt::format("{}:{}", board->preset, hosts.size());
   if (each != board->gpus) spec += fmt::format(",gpus={}", each);
   if (!board->nvlink.empty()) spec += fmt::format(",nvlink={}", board->nvlink);
+  // The network, where NCCL said which (its INFO lines) and it is not the presets' InfiniBand.
+  if (hosts.size() > 1) {
+    if (const auto kind = network_kind_of_log(log); kind && *kind != topo::LinkKind::InfiniBand)
+      spec += fmt::format(",net={}", *kind == topo::LinkKind::Ethernet ? "roce" : topo::to_string(*kind));
+  }
   return spec;
 }
+
+namespace {
+
+// What the log said of its network, for messages: "Using network Socket", "NET/IB link layer RoCE", ...
+std::string network_evidence(const NcclTestsLog& log) {
+  std::vector<std::string> said;
+  if (!log.network.empty()) said.push_back(fmt::format("\"Using network {}\"", log.network));
+  if (!log.ib_link_layer.empty()) said.push_back(fmt::format("NET/IB link layer {}", log.ib_link_layer));
+  if (!log.ofi_provider.empty()) said.push_back(fmt::format("OFI provider {}", log.ofi_provider));
+  return fmt::format("{}", fmt::join(said, ", "));
+}
+
+}  // namespace
 
 std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo::Topology& topology) {
   std::vector<std::string> out;
@@ -267,6 +286,20 @@ std::vector<std::string> machine_mismatches(const NcclTestsLog& log, const topo:
     if (by_host != by_node) {
       out.push_back(fmt::format("measured on {}, but topology '{}' has its GPUs on {}",
                                 describe(by_host, "host"), topology.name(), describe(by_node, "node")));
+    }
+  }
+  // The network NCCL said it ran over against the topology's network links.
+  if (const auto measured = network_kind_of_log(log)) {
+    std::set<topo::LinkKind> kinds;
+    for (const topo::Link& l : topology.links())
+      if (topo::is_network(l.kind)) kinds.insert(l.kind);
+    if (!kinds.empty() && !kinds.contains(*measured)) {
+      std::vector<std::string_view> names;
+      for (const topo::LinkKind k : kinds)
+        names.push_back(topo::to_string(k));
+      out.push_back(fmt::format(
+          "NCCL ran over {} (its INFO lines: {}), but topology '{}' has {} network links",
+          topo::to_string(*measured), network_evidence(log), topology.name(), fmt::join(names, ", ")));
     }
   }
   if (const auto model = topology.gpu_arch()) {

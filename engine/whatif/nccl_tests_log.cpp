@@ -212,7 +212,59 @@ void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& 
   if (!t.algorithm.empty() && !t.protocol.empty()) tuned.try_emplace(*bytes, std::move(t));
 }
 
+// NCCL's lines that say which network it uses (NcclTestsLog::network and the fields beside it); the first of
+// each is kept, as every rank prints them.
+void read_network_lines(std::string_view line, NcclTestsLog& log) {
+  constexpr std::string_view kNetwork = "NCCL INFO Using network ";
+  if (const auto at = line.find(kNetwork); at != std::string_view::npos && log.network.empty()) {
+    std::string_view name = line.substr(at + kNetwork.size());
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\r'))
+      name.remove_suffix(1);
+    log.network = std::string(name);
+  }
+  // " [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE": the word after each device's last '/'.
+  constexpr std::string_view kIb = "NET/IB : Using";
+  if (const auto at = line.find(kIb); at != std::string_view::npos && log.ib_link_layer.empty()) {
+    std::string layers;
+    for (const std::string_view device : words(line.substr(at + kIb.size()))) {
+      if (!device.starts_with('[')) continue;
+      const auto slash = device.find_last_of('/');
+      if (slash == std::string_view::npos) continue;
+      const std::string_view layer = device.substr(slash + 1);
+      if (layers.empty()) {
+        layers = std::string(layer);
+      } else if (layers != layer) {
+        layers = "mixed";
+      }
+    }
+    log.ib_link_layer = layers;
+  }
+  // aws-ofi-nccl: "NET/OFI Selected Provider is efa" (older) or "NET/OFI Selected provider is efa, fabric
+  // ...".
+  for (const std::string_view marker : {"NET/OFI Selected Provider is ", "NET/OFI Selected provider is "}) {
+    if (const auto at = line.find(marker); at != std::string_view::npos && log.ofi_provider.empty()) {
+      const auto name = words(line.substr(at + marker.size()));
+      if (!name.empty()) {
+        std::string_view provider = name[0];
+        if (provider.ends_with(',')) provider.remove_suffix(1);
+        log.ofi_provider = std::string(provider);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::optional<topo::LinkKind> network_kind_of_log(const NcclTestsLog& log) {
+  if (log.network == "Socket") return topo::LinkKind::Tcp;
+  if (log.network == "IB" || (log.network.empty() && !log.ib_link_layer.empty())) {
+    if (log.ib_link_layer == "RoCE") return topo::LinkKind::Ethernet;
+    if (log.ib_link_layer == "IB" || log.ib_link_layer.empty()) return topo::LinkKind::InfiniBand;
+    return std::nullopt;  // mixed or unspecified link layers
+  }
+  if (log.ofi_provider == "efa" || log.network.find("AWS") != std::string::npos) return topo::LinkKind::Efa;
+  return std::nullopt;
+}
 
 NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& source) {
   NcclTestsLog log;
@@ -243,6 +295,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
         if (!value.empty()) *into = std::string(value[0]);
       }
     }
+    read_network_lines(line, log);
     if (w[0].starts_with("#")) {
       std::vector<std::string_view> rest(w.begin(), w.end());
       if (rest[0] == "#") {

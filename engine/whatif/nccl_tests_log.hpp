@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/ir/collective.hpp"
+#include "topology/topology.hpp"
 
 namespace cclab {
 
@@ -62,6 +63,11 @@ struct NcclTestsLog {
   // What the run forced, when NCCL_DEBUG=INFO printed it ("NCCL INFO NCCL_ALGO set by environment to Ring"):
   // the values as given (a name, a list, or ^excluded names); empty when the log does not say.
   std::string nccl_algo, nccl_proto;
+  // The network NCCL ran over, when NCCL_DEBUG=INFO printed it: "Using network X" (src/init.cc: "IB",
+  // "Socket", or a plugin's name such as "AWS Libfabric"), the link layers of the devices NCCL's IB transport
+  // listed ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ...": "IB", "RoCE"), and the libfabric provider
+  // the OFI plugin chose ("NET/OFI Selected provider is efa"). Empty where the log does not say.
+  std::string network, ib_link_layer, ofi_provider;
   // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
   std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
@@ -69,6 +75,11 @@ struct NcclTestsLog {
   // the rows), one sentence each; callers warn.
   std::vector<std::string> notes;
 };
+
+// The kind of network link the log's NCCL ran over (InfiniBand, Ethernet for RoCE, Tcp for NCCL's socket
+// transport, Efa for the OFI plugin on EFA), from the lines above; nullopt where the log does not say or
+// names something else (another plugin or provider).
+std::optional<topo::LinkKind> network_kind_of_log(const NcclTestsLog& log);
 
 // By content: a JSON object is the -J file, anything else the text table. ConfigError naming the file and
 // line for what cannot be read; a log without rows is an error too.
