@@ -85,10 +85,11 @@ void add_compare_command(CLI::App& app) {
       ->description(
           "preset NAME:NODES[,key=value...], YAML file, or auto: the board of the log's GPUs, "
           "a node per host (its device lines)");
-  cmd->add_option("--algo", args->algorithm,
-                  "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring or "
-                  "NVLSTree, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "
-                  "picks when NCCL_ALGO is unset), or auto (every cclab algorithm)")
+  cmd->add_option(
+         "--algo", args->algorithm,
+         "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring, "
+         "NVLSTree or ^NVLS, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "
+         "picks when NCCL_ALGO is unset), or auto (every cclab algorithm)")
       ->capture_default_str();
   cmd->callback([args, cmd] {
     args->collective_given = cmd->count("--collective") > 0;

@@ -228,7 +228,7 @@ void add_sim_command(CLI::App& app) {
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm,
                   "algorithm name, auto, nccl (NCCL's own algorithms only), an NCCL_ALGO value (Ring, Tree, "
-                  "NVLS, NVLSTree, CollNetDirect, PAT), or all")
+                  "NVLS, NVLSTree, CollNetDirect, PAT; a list, or ^ and the ones to leave out), or all")
       ->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();

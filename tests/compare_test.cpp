@@ -51,16 +51,20 @@ TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
       "inline");
   EXPECT_EQ(log.collective, Collective::ReduceScatter);
   EXPECT_EQ(log.nccl_proto, "LL128");
-  EXPECT_EQ(log.nccl_algo, "^NVLS,Tree");  // as given, the first rank's; compare takes single names only
+  EXPECT_EQ(log.nccl_algo, "^NVLS,Tree");  // as given, the first rank's
   ASSERT_EQ(log.rows.size(), 1u);
 
-  // What compare and calibrate cost the log with: a list is not one algorithm (the fallback, said why); the
-  // forced protocol is taken; what the user gives wins.
+  // What compare and calibrate cost the log with: NCCL_ALGO as NCCL reads it (here: NCCL's set without NVLS
+  // and Tree); the forced protocol is taken; what the user gives wins.
   LogChoice c = choice_for_log(log, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
-  EXPECT_EQ(c.algorithm, "nccl");
+  EXPECT_EQ(c.algorithm, "^NVLS,Tree");
   EXPECT_EQ(c.protocol, Protocol::LL128);
-  EXPECT_NE(c.note.find("NCCL_ALGO=^NVLS,Tree is not one of NCCL's reduce_scatter algorithms"),
-            std::string::npos)
+  EXPECT_NE(c.note.find("NCCL_ALGO=^NVLS,Tree from the log"), std::string::npos) << c.note;
+  NcclTestsLog typo = log;
+  typo.nccl_algo = "Rnig";
+  c = choice_for_log(typo, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.algorithm, "nccl");
+  EXPECT_NE(c.note.find("NCCL_ALGO=Rnig is not one of NCCL's reduce_scatter algorithms"), std::string::npos)
       << c.note;
   EXPECT_NE(c.note.find("NCCL_PROTO=LL128 from the log"), std::string::npos) << c.note;
   NcclTestsLog pat = log;
@@ -201,11 +205,53 @@ TEST(NcclTestsLog, TheNetworkNcclSaysItUsed) {
   // Priced on InfiniBand, a socket run is warned about, with what the log said.
   const auto mismatches = machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1"));
   ASSERT_EQ(mismatches.size(), 1u);
-  EXPECT_EQ(
-      mismatches[0],
-      "NCCL ran over tcp (its INFO lines: \"Using network Socket\"), but topology 'dgx_h100:2' has "
-      "infiniband network links");
+  EXPECT_EQ(mismatches[0],
+            "NCCL ran over tcp (its INFO lines: \"Using network Socket\"), but topology 'dgx_h100:2' has "
+            "infiniband network links");
   EXPECT_TRUE(machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1,net=tcp")).empty());
+}
+
+// The NCCL a log ran: its version from NCCL's line or nccl-tests' header, and `nccl` chooses among the
+// algorithms that version had (NVLS came with 2.17: a 2.16 run on an H100 node was a ring at 8 GiB).
+TEST(NcclTestsLog, TheNcclVersionALogRan) {
+  auto version = [](const std::string& line) {
+    return parse_nccl_tests_text(line +
+                                     "\n#  size  count  type  redop  root  time  algbw  busbw #wrong\n"
+                                     " 1024  256  float  sum  -1  10.0  0.1  0.1  0\n",
+                                 "v")
+        .nccl_version_code;
+  };
+  EXPECT_EQ(version("node:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2"), 21803);
+  EXPECT_EQ(version("NCCL version 2.4.8+cuda10.1"), 20408);
+  EXPECT_EQ(version("# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703"), 22703);
+  EXPECT_EQ(version("# nccl-tests version 2.10.0 nccl-headers=2708 nccl-library=2708"),
+            20708);  // pre-2.9 code
+  EXPECT_EQ(version("# nThread 1 nGpus 1"), 0);
+  std::string log_text =
+      "# Collective test starting: all_reduce_perf\nnode:1:1 [0] NCCL INFO NCCL version "
+      "2.16.5+cuda12.0\n#  size  count  type  redop  root  time  algbw  busbw #wrong\n";
+  log_text += " 8589934592  2147483648  float  sum  -1  41000.0  209.5  366.6  0\n";
+  const NcclTestsLog old = parse_nccl_tests_text(log_text, "old");
+  const LogChoice choice =
+      choice_for_log(old, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(choice.algorithm, "^NVLS,NVLSTree,PAT");
+  EXPECT_NE(choice.note.find("NCCL 2.16.5 from the log: without NVLS, NVLSTree, PAT"), std::string::npos);
+  const topo::Topology h100 = topo::make_preset("dgx_h100:1");
+  CostParams nccl_protocols;
+  nccl_protocols.protocol = Protocol::Auto;  // as compare prices rows
+  const Comparison c = compare_with_model(old, h100, std::nullopt, choice.algorithm, {}, nccl_protocols);
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].algorithm, "ring");
+  // The same log from NCCL 2.18 may run NVLS, and an algorithm given or forced is left as it is.
+  const NcclTestsLog newer =
+      parse_nccl_tests_text(log_text.replace(log_text.find("2.16.5"), 6, "2.18.3"), "newer");
+  EXPECT_EQ(choice_for_log(newer, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto).algorithm,
+            "^PAT");
+  EXPECT_EQ(compare_with_model(newer, h100, std::nullopt, "^PAT", {}, nccl_protocols).rows[0].algorithm,
+            "nvls");
+  EXPECT_EQ(
+      choice_for_log(old, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto).algorithm,
+      "ring");
 }
 
 // The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology

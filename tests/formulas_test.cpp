@@ -601,6 +601,16 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   EXPECT_FALSE(
       is_selection(Collective::AllReduce, "PAT"));  // NCCL runs PAT for reduce-scatter/allgather only
   EXPECT_FALSE(is_selection(Collective::AllReduce, "Bogus"));
+  // NCCL_ALGO's syntax: a list, or '^' and the names to leave out of NCCL's set; every name must be NCCL's.
+  EXPECT_EQ(names(Collective::AllReduce, "Ring,Tree"), (V{"ring", "tree"}));
+  EXPECT_EQ(names(Collective::AllReduce, "^NVLS,nvlstree"), (V{"ring", "tree", "collnet"}));
+  EXPECT_EQ(names(Collective::AllReduce, "^CollNetChain,PAT"),
+            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "nvls_sharp"}));  // NCCL's, not planned here
+  EXPECT_EQ(names(Collective::AllReduce, "Ring,CollNetChain"), V{"ring"});
+  EXPECT_FALSE(is_selection(Collective::AllReduce, "Ring,Bogus"));
+  EXPECT_FALSE(is_selection(Collective::AllReduce, "^Bogus"));
+  EXPECT_FALSE(
+      is_selection(Collective::AllReduce, "^Ring,Tree,NVLS,NVLSTree,CollNetDirect"));  // nothing left
   try {
     require_algorithm(Collective::AllReduce, "Bogus");
     ADD_FAILURE() << "no error";

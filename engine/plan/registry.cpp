@@ -336,9 +336,10 @@ std::vector<std::string> nccl_names(Collective collective) {
 
 [[noreturn]] void unknown_algorithm(Collective collective, std::string_view name) {
   const std::vector<std::string> nccl = nccl_names(collective);
-  throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto, nccl{}{})",
+  throw ConfigError(fmt::format("unknown {} algorithm '{}' (valid: {}, auto, nccl{}{}{})",
                                 to_string(collective), name, algorithm_names(collective),
-                                nccl.empty() ? "" : "; NCCL_ALGO names: ", fmt::join(nccl, ", ")));
+                                nccl.empty() ? "" : "; NCCL_ALGO names: ", fmt::join(nccl, ", "),
+                                nccl.empty() ? "" : ", a list of them, or ^ and the ones to leave out"));
 }
 
 }  // namespace
@@ -353,12 +354,34 @@ std::optional<std::vector<const Algorithm*>> selection_candidates(Collective col
   if (find_algorithm(collective, name)) return std::nullopt;
   const std::vector<const Algorithm*> all = algorithms_for(collective);
   if (name == "auto") return all;
-  std::string wanted = ascii_lowercase(name);
-  if (wanted == "collnet") wanted = "collnetdirect";
+  // NCCL_ALGO's own syntax: a comma-separated list of names, or with a leading '^' the names to leave out of
+  // NCCL's set (NCCL's environment documentation; "^NVLS,NVLSTree" is how runs turn NVLink SHARP off).
+  const bool excluding = name.starts_with('^');
+  if (excluding) name.remove_prefix(1);
+  std::vector<std::string> wanted;
+  for (std::size_t start = 0; start <= name.size();) {
+    const std::size_t comma = std::min(name.find(',', start), name.size());
+    std::string one = ascii_lowercase(name.substr(start, comma - start));
+    if (one == "collnet") one = "collnetdirect";
+    wanted.push_back(std::move(one));
+    start = comma + 1;
+  }
+  const bool everything = wanted.size() == 1 && wanted[0] == "nccl" && !excluding;
   std::vector<const Algorithm*> chosen;
-  for (const Algorithm* a : all)
-    if (!a->nccl.empty() && (name == "nccl" || ascii_lowercase(a->nccl) == wanted)) chosen.push_back(a);
-  if (name != "nccl" && chosen.empty()) return std::nullopt;
+  for (const Algorithm* a : all) {
+    if (a->nccl.empty()) continue;
+    const bool named = std::find(wanted.begin(), wanted.end(), ascii_lowercase(a->nccl)) != wanted.end();
+    if (everything || named != excluding) chosen.push_back(a);
+  }
+  if (everything) return chosen;
+  // Every name must be one of NCCL's (here or for another collective or topology): a typo is not a selection.
+  for (const std::string& one : wanted) {
+    const bool known =
+        std::any_of(std::begin(kNcclAlgorithms), std::end(kNcclAlgorithms),
+                    [&](const NcclAlgorithmName& n) { return ascii_lowercase(n.name) == one; });
+    if (!known) return std::nullopt;
+  }
+  if (chosen.empty()) return std::nullopt;
   return chosen;
 }
 

@@ -60,10 +60,24 @@ const Algorithm* find_algorithm(Collective collective, std::string_view name);
 const Algorithm& require_algorithm(Collective collective, std::string_view name);
 std::string algorithm_names(Collective collective);  // "ring, tree, ..." for error messages
 
+// NCCL's algorithm names (NCCL_ALGO's vocabulary) and the first NCCL release whose source defines each
+// (NCCL_ALGO_* in its headers, checked at the release tags): Tree 2.4.2, CollNet 2.6.4 (CollNetDirect since
+// CollNetChain came, 2.14.3), NVLS 2.17.1, NVLSTree 2.18.1, PAT 2.23.4; Ring always. Versions as NCCL's
+// NCCL_VERSION_CODE: major·10000 + minor·100 + patch.
+struct NcclAlgorithmName {
+  std::string_view name;
+  int since_version_code;
+};
+inline constexpr NcclAlgorithmName kNcclAlgorithms[] = {
+    {"Tree", 20402},     {"Ring", 0},   {"CollNetDirect", 20604}, {"CollNetChain", 21403}, {"NVLS", 21701},
+    {"NVLSTree", 21801}, {"PAT", 22304}};
+
 // Names that select among algorithms rather than name one: "auto" (the cheapest of every algorithm of the
 // collective), "nccl" (the cheapest of NCCL's own, as its tuner picks among them), and NCCL_ALGO values in
 // any case (Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNet, PAT): the algorithms NCCL runs under that
-// name here (NVLS is nvls inside one node and nvls_sharp across nodes). A registry name is never a selection.
+// name here (NVLS is nvls inside one node and nvls_sharp across nodes), a comma-separated list of them, or
+// with a leading '^' NCCL's set without them ("^NVLS,NVLSTree"), as NCCL_ALGO takes them. A registry name is
+// never a selection.
 // Returns the candidates, in registry order; nullopt when `name` is not a selection.
 std::optional<std::vector<const Algorithm*>> selection_candidates(Collective collective,
                                                                   std::string_view name);

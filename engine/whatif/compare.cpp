@@ -33,6 +33,18 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
                             log.nccl_algo, to_string(*collective), c.algorithm);
     }
   }
+  // The NCCL the log ran chooses among the algorithms it had: a run of NCCL 2.16 on H100 nodes had no NVLS.
+  if (!algorithm && log.nccl_algo.empty() && c.algorithm == "nccl" && log.nccl_version_code > 0) {
+    std::vector<std::string_view> missing;
+    for (const NcclAlgorithmName& a : kNcclAlgorithms)
+      if (a.since_version_code > log.nccl_version_code) missing.push_back(a.name);
+    if (!missing.empty()) {
+      c.algorithm = fmt::format("^{}", fmt::join(missing, ","));
+      c.note += fmt::format(", NCCL {}.{}.{} from the log: without {}", log.nccl_version_code / 10000,
+                            log.nccl_version_code / 100 % 100, log.nccl_version_code % 100,
+                            fmt::join(missing, ", "));
+    }
+  }
   // NCCL's tuner, size by size, for what the user did not give.
   if (collective && !(algorithm && protocol)) {
     int sizes = 0, skipped = 0;

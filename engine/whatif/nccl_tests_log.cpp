@@ -212,6 +212,47 @@ void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& 
   if (!t.algorithm.empty() && !t.protocol.empty()) tuned.try_emplace(*bytes, std::move(t));
 }
 
+// The NCCL version a line states, as NCCL_VERSION_CODE; 0 where it states none. NCCL's "NCCL version
+// 2.18.3+cuda12.2" (every NCCL prints it at init), nccl-tests' "nccl-library=21803" (2.9 and later:
+// major·10000
+// + minor·100 + patch; before 2.9 NCCL's code was major·1000 + minor·100 + patch, 2708 for 2.7.8).
+int nccl_version_of_line(std::string_view line) {
+  constexpr std::string_view kVersion = "NCCL version ";
+  if (const auto at = line.find(kVersion); at != std::string_view::npos) {
+    // Up to three dot-separated numbers, each under 100 (NCCL's code has two digits for minor and patch).
+    std::string_view text = line.substr(at + kVersion.size());
+    int code = 0, parts = 0;
+    for (; parts < 3; ++parts) {
+      std::size_t digits = 0;
+      while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9')
+        ++digits;
+      const auto value = number<int>(text.substr(0, digits));
+      if (!value || *value > 99) break;
+      code = code * 100 + *value;
+      text.remove_prefix(digits);
+      if (parts < 2 && !text.starts_with('.')) {
+        ++parts;
+        break;
+      }
+      if (parts < 2) text.remove_prefix(1);
+    }
+    if (parts < 2) return 0;  // not "major.minor" at least
+    for (int missing = parts; missing < 3; ++missing)
+      code *= 100;
+    return code;
+  }
+  constexpr std::string_view kLibrary = "nccl-library=";
+  if (const auto at = line.find(kLibrary); at != std::string_view::npos) {
+    const auto code = words(line.substr(at + kLibrary.size()));
+    if (code.empty()) return 0;
+    const auto value = number<int>(code[0]);
+    if (!value || *value <= 0 || *value > 999999) return 0;
+    if (*value < 10000) return (*value / 1000) * 10000 + (*value % 1000 / 100) * 100 + *value % 100;
+    return *value;
+  }
+  return 0;
+}
+
 // NCCL's lines that say which network it uses (NcclTestsLog::network and the fields beside it); the first of
 // each is kept, as every rank prints them.
 void read_network_lines(std::string_view line, NcclTestsLog& log) {
@@ -296,6 +337,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       }
     }
     read_network_lines(line, log);
+    if (log.nccl_version_code == 0) log.nccl_version_code = nccl_version_of_line(line);
     if (w[0].starts_with("#")) {
       std::vector<std::string_view> rest(w.begin(), w.end());
       if (rest[0] == "#") {

@@ -68,6 +68,10 @@ struct NcclTestsLog {
   // listed ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ...": "IB", "RoCE"), and the libfabric provider
   // the OFI plugin chose ("NET/OFI Selected provider is efa"). Empty where the log does not say.
   std::string network, ib_link_layer, ofi_provider;
+  // The NCCL the run used, as NCCL_VERSION_CODE (major·10000 + minor·100 + patch): from NCCL's own line
+  // ("NCCL version 2.18.3+cuda12.2") or nccl-tests' header ("nccl-library=21803"); 0 where the log does not
+  // say.
+  int nccl_version_code = 0;
   // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
   std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
