@@ -252,6 +252,15 @@ TEST(NcclTestsLog, TheNcclVersionALogRan) {
   EXPECT_EQ(
       choice_for_log(old, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto).algorithm,
       "ring");
+  // A run that turned NVLS off: NCCL's own numeric line ("... to 0." with NCCL's period).
+  NcclTestsLog off = parse_nccl_tests_text(
+      "node:1:1 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n" + log_text, "off");
+  EXPECT_EQ(off.nccl_env.at("NCCL_NVLS_ENABLE"), "0");
+  off.nccl_version_code = 0;  // the switch alone
+  const LogChoice no_nvls =
+      choice_for_log(off, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(no_nvls.algorithm, "^NVLS,NVLSTree");
+  EXPECT_NE(no_nvls.note.find("NCCL_NVLS_ENABLE=0 from the log"), std::string::npos) << no_nvls.note;
 }
 
 // The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology

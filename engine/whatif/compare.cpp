@@ -33,16 +33,35 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
                             log.nccl_algo, to_string(*collective), c.algorithm);
     }
   }
-  // The NCCL the log ran chooses among the algorithms it had: a run of NCCL 2.16 on H100 nodes had no NVLS.
-  if (!algorithm && log.nccl_algo.empty() && c.algorithm == "nccl" && log.nccl_version_code > 0) {
+  // The NCCL the log ran chooses among the algorithms it had (a run of NCCL 2.16 on H100 nodes had no NVLS)
+  // and the run left on (NCCL_NVLS_ENABLE=0 turns NVLS and NVLSTree off, NCCL_PAT_ENABLE=0 PAT,
+  // NCCL_COLLNET_ENABLE=0 CollNet).
+  if (!algorithm && log.nccl_algo.empty() && c.algorithm == "nccl") {
     std::vector<std::string_view> missing;
-    for (const NcclAlgorithmName& a : kNcclAlgorithms)
-      if (a.since_version_code > log.nccl_version_code) missing.push_back(a.name);
+    std::vector<std::string> why;
+    if (log.nccl_version_code > 0) {
+      for (const NcclAlgorithmName& a : kNcclAlgorithms)
+        if (a.since_version_code > log.nccl_version_code) missing.push_back(a.name);
+      if (!missing.empty()) {
+        why.push_back(fmt::format("NCCL {}.{}.{} from the log: without {}", log.nccl_version_code / 10000,
+                                  log.nccl_version_code / 100 % 100, log.nccl_version_code % 100,
+                                  fmt::join(missing, ", ")));
+      }
+    }
+    const std::pair<std::string_view, std::vector<std::string_view>> kSwitches[] = {
+        {"NCCL_NVLS_ENABLE", {"NVLS", "NVLSTree"}},
+        {"NCCL_PAT_ENABLE", {"PAT"}},
+        {"NCCL_COLLNET_ENABLE", {"CollNetDirect", "CollNetChain"}}};
+    for (const auto& [name, names] : kSwitches) {
+      const auto it = log.nccl_env.find(std::string(name));
+      if (it == log.nccl_env.end() || it->second != "0") continue;
+      for (const std::string_view n : names)
+        if (std::find(missing.begin(), missing.end(), n) == missing.end()) missing.push_back(n);
+      why.push_back(fmt::format("{}=0 from the log", name));
+    }
     if (!missing.empty()) {
       c.algorithm = fmt::format("^{}", fmt::join(missing, ","));
-      c.note += fmt::format(", NCCL {}.{}.{} from the log: without {}", log.nccl_version_code / 10000,
-                            log.nccl_version_code / 100 % 100, log.nccl_version_code % 100,
-                            fmt::join(missing, ", "));
+      c.note += fmt::format(", {}", fmt::join(why, ", "));
     }
   }
   // NCCL's tuner, size by size, for what the user did not give.

@@ -326,15 +326,24 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       w = words(line);
     }
     read_tuner_line(line, log.tuned);
-    // NCCL's own INFO line for a variable the run set ("... NCCL INFO NCCL_ALGO set by environment to Ring");
-    // every rank prints it, the first is kept.
+    // NCCL's own INFO line for a variable the run set ("... NCCL INFO NCCL_ALGO set by environment to Ring",
+    // "NCCL_NVLS_ENABLE set by environment to 0." for numbers: src/misc/param.cc); every rank prints it, the
+    // first is kept.
+    constexpr std::string_view kSet = " set by environment to ";
+    if (const auto at = line.find(kSet); at != std::string::npos) {
+      const auto before = words(std::string_view(line).substr(0, at));
+      const auto value = words(std::string_view(line).substr(at + kSet.size()));
+      if (!before.empty() && before.back().starts_with("NCCL_") && !value.empty()) {
+        std::string_view v = value[0];
+        if (v.size() > 1 && v.ends_with('.') && number<long long>(v.substr(0, v.size() - 1)))
+          v.remove_suffix(1);
+        log.nccl_env.try_emplace(std::string(before.back()), std::string(v));
+      }
+    }
     for (auto [name, into] :
          {std::pair{"NCCL_ALGO", &log.nccl_algo}, std::pair{"NCCL_PROTO", &log.nccl_proto}}) {
-      const std::string marker = fmt::format("{} set by environment to ", name);
-      if (const auto at = line.find(marker); at != std::string::npos && into->empty()) {
-        const auto value = words(std::string_view(line).substr(at + marker.size()));
-        if (!value.empty()) *into = std::string(value[0]);
-      }
+      if (const auto it = log.nccl_env.find(name); it != log.nccl_env.end() && into->empty())
+        *into = it->second;
     }
     read_network_lines(line, log);
     if (log.nccl_version_code == 0) log.nccl_version_code = nccl_version_of_line(line);

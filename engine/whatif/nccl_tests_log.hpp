@@ -63,6 +63,8 @@ struct NcclTestsLog {
   // What the run forced, when NCCL_DEBUG=INFO printed it ("NCCL INFO NCCL_ALGO set by environment to Ring"):
   // the values as given (a name, a list, or ^excluded names); empty when the log does not say.
   std::string nccl_algo, nccl_proto;
+  // Every NCCL_* variable NCCL said the run set, by name (NCCL_NVLS_ENABLE: "0", ...).
+  std::map<std::string, std::string> nccl_env;
   // The network NCCL ran over, when NCCL_DEBUG=INFO printed it: "Using network X" (src/init.cc: "IB",
   // "Socket", or a plugin's name such as "AWS Libfabric"), the link layers of the devices NCCL's IB transport
   // listed ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ...": "IB", "RoCE"), and the libfabric provider
