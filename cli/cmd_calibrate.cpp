@@ -134,7 +134,8 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
     LogChoice c =
         choice_for_log(log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
                        args.protocol_given ? protocol : std::nullopt, args.algorithm, *protocol);
-    if (choice && (c.algorithm != choice->algorithm || c.protocol != choice->protocol)) {
+    if (choice && (c.algorithm != choice->algorithm || c.protocol != choice->protocol ||
+                   c.auto_protocols != choice->auto_protocols)) {
       throw ConfigError(fmt::format(
           "{}: the logs were run with different algorithms or protocols ({} {} here, {} {} before); "
           "calibrate on logs of one, or give --algo and --protocol",
@@ -144,6 +145,7 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
     choice = std::move(c);
   }
   cost.protocol = choice->protocol;
+  cost.auto_protocols = choice->auto_protocols;
   const LogFit fit =
       fit_link_model(logs, *topology, collective, choice->algorithm, PlanOptions{}, cost, by_size);
   const std::string header = fmt::format(

@@ -46,6 +46,7 @@ void run_compare(const CompareArgs& args) {
         log, collective, args.algorithm_given ? std::optional(args.algorithm) : std::nullopt,
         args.protocol_given ? std::optional(cost.protocol) : std::nullopt, args.algorithm, cost.protocol);
     cost.protocol = choice.protocol;
+    cost.auto_protocols = choice.auto_protocols;
     const Comparison c = compare_with_model(log, *topology, collective, choice.algorithm,
                                             args.collective.plan_options(), cost, choice.by_size);
     fmt::print("# {}: {} on {} ranks{} vs {} (α-β model, algorithm {}{})\n", path, to_string(c.collective),

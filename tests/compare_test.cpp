@@ -67,6 +67,24 @@ TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
   EXPECT_NE(c.note.find("NCCL_ALGO=Rnig is not one of NCCL's reduce_scatter algorithms"), std::string::npos)
       << c.note;
   EXPECT_NE(c.note.find("NCCL_PROTO=LL128 from the log"), std::string::npos) << c.note;
+  // NCCL_PROTO as NCCL reads it: a list or '^' leaves Auto choosing among the rest.
+  EXPECT_EQ(nccl_protocol_set("^LL128"), protocol_bit(Protocol::LL) | protocol_bit(Protocol::Simple));
+  EXPECT_EQ(nccl_protocol_set("LL,simple"), protocol_bit(Protocol::LL) | protocol_bit(Protocol::Simple));
+  EXPECT_EQ(nccl_protocol_set("Simple"), protocol_bit(Protocol::Simple));
+  EXPECT_FALSE(nccl_protocol_set("^LL,LL128,Simple"));  // nothing left
+  EXPECT_FALSE(nccl_protocol_set("LL256"));
+  NcclTestsLog no_ll128 = log;
+  no_ll128.nccl_proto = "^LL128";
+  c = choice_for_log(no_ll128, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.protocol, Protocol::Auto);
+  EXPECT_EQ(c.auto_protocols, protocol_bit(Protocol::LL) | protocol_bit(Protocol::Simple));
+  // NCCL before 2.5 had no LL128: Auto leaves it out there too.
+  NcclTestsLog old_nccl = log;
+  old_nccl.nccl_proto.clear();
+  old_nccl.nccl_version_code = 20408;
+  c = choice_for_log(old_nccl, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(c.auto_protocols, protocol_bit(Protocol::LL) | protocol_bit(Protocol::Simple));
+  EXPECT_NE(c.note.find("no LL128 before NCCL 2.5"), std::string::npos) << c.note;
   NcclTestsLog pat = log;
   pat.nccl_algo = "pat";
   c = choice_for_log(pat, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
@@ -261,6 +279,23 @@ TEST(NcclTestsLog, TheNcclVersionALogRan) {
       choice_for_log(off, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
   EXPECT_EQ(no_nvls.algorithm, "^NVLS,NVLSTree");
   EXPECT_NE(no_nvls.note.find("NCCL_NVLS_ENABLE=0 from the log"), std::string::npos) << no_nvls.note;
+}
+
+// Auto chooses among the protocols it is allowed: on one H100 node a 4 MiB ring is LL128's (NCCL's pick
+// there, nccl-tests#309), and with LL128 left out it is LL's or Simple's, never faster.
+TEST(NcclTestsLog, AutoAmongTheProtocolsARunAllowed) {
+  const topo::Topology h100 = topo::make_preset("dgx_h100:1");
+  const CollectiveSpec spec =
+      spec_for(h100, Collective::AllReduce, (4u << 20) / 4, DType::F32, ReduceOp::Sum, 0);
+  CostParams all;
+  all.protocol = Protocol::Auto;
+  CostParams without = all;
+  without.auto_protocols = kAllNcclProtocolBits & ~protocol_bit(Protocol::LL128);
+  const Candidate a = Selector(all).choose(spec, h100, "ring");
+  const Candidate b = Selector(without).choose(spec, h100, "ring");
+  EXPECT_EQ(a.protocol, Protocol::LL128);
+  EXPECT_NE(b.protocol, Protocol::LL128);
+  EXPECT_GT(b.time_s, a.time_s);
 }
 
 // The device lines say where each rank ran and on which GPU; compare and calibrate warn where the topology

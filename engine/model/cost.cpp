@@ -217,12 +217,14 @@ RunResult walk_steps(const Schedule& s, const WalkFrame& frame) {
   return timeline.finish();
 }
 
-std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, AlgorithmFamily family) {
+std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, AlgorithmFamily family,
+                                        unsigned allowed) {
   if (requested != Protocol::Auto) return {requested};
   if (!family_runs(family, Protocol::LL)) return {Protocol::Simple};
   std::vector<Protocol> out;
   for (Protocol p : kNcclProtocols)
-    if (protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);
+    if ((allowed & protocol_bit(p)) && protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);
+  if (out.empty()) out.push_back(Protocol::Simple);  // NCCL keeps Simple where nothing else runs
   return out;
 }
 
@@ -257,7 +259,8 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
   }
   const CostParams rates = per_channel_rates(params, schedule.num_network_channels());
   std::vector<ProtocolRun> runs;
-  for (Protocol p : protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family())) {
+  for (Protocol p :
+       protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family(), params.auto_protocols)) {
     costs.use_protocol(p);
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);

@@ -35,6 +35,9 @@ struct CostParams {
   // Simple add NCCL's step latencies, wire efficiency and launch cost; Auto costs each NCCL protocol that
   // applies and keeps the cheapest, as NCCL's tuner does per collective.
   Protocol protocol = Protocol::Raw;
+  // The protocols Auto may choose among, as bits (protocol_bit): all three, or what a run allowed (NCCL_PROTO
+  // as a list or with '^', an NCCL before LL128 came in 2.5). Where none of them applies, Simple.
+  unsigned auto_protocols = kAllNcclProtocolBits;
   // Ranks that are CPU processes, one core each (cclab's MPI transport on hosts): the transport copies a
   // message into the receiver's buffer on the receiving core, inside its MPI calls, so a rank's receives and
   // its reductions and copies run one after the other, in its walk order, not side by side as a GPU's copy
@@ -73,9 +76,11 @@ struct ProtocolRun {
   RunResult run;
 };
 // The protocols `requested` stands for on connections that do (not) run over PCIe only: itself, or with Auto
-// LL, LL128 (where NCCL enables it) and Simple; Simple alone for the Nvls family.
+// those of LL, LL128 (where NCCL enables it) and Simple that `allowed` has (Simple where none is); Simple
+// alone for the Nvls family.
 std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie,
-                                        AlgorithmFamily family = AlgorithmFamily::Ring);
+                                        AlgorithmFamily family = AlgorithmFamily::Ring,
+                                        unsigned allowed = kAllNcclProtocolBits);
 // The cheapest of the runs (the first on a tie, so NCCL's order decides).
 ProtocolRun cheapest(std::vector<ProtocolRun> runs);
 

@@ -15,7 +15,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 MessageBounds::MessageBounds(const topo::Topology& topology, const CostParams& params)
-    : topology_(topology), params_(params), protocols_(protocols_to_cost(params.protocol, false)) {
+    : topology_(topology),
+      params_(params),
+      protocols_(protocols_to_cost(params.protocol, false, AlgorithmFamily::Ring, params.auto_protocols)) {
   intra_ = {kInf, 0};
   inter_ = {kInf, 0};
   for (std::size_t id = 0; id < topology.num_links(); ++id) {

@@ -30,6 +30,11 @@ enum class Protocol { Raw, LL, LL128, Simple, Auto };
 inline constexpr std::string_view kProtocolNames = "auto, ll, ll128, simple, raw";
 // The protocols `auto` chooses among, in NCCL's order.
 inline constexpr std::array<Protocol, 3> kNcclProtocols = {Protocol::LL, Protocol::LL128, Protocol::Simple};
+// A set of NCCL protocols as bits (CostParams::auto_protocols): bit 0 LL, 1 LL128, 2 Simple.
+inline constexpr unsigned protocol_bit(Protocol p) {
+  return p == Protocol::LL ? 1u : p == Protocol::LL128 ? 2u : p == Protocol::Simple ? 4u : 0u;
+}
+inline constexpr unsigned kAllNcclProtocolBits = 7u;
 
 // Which of NCCL's kernel families a schedule's messages run in: Tree for the double binary tree allreduce
 // (the only collective NCCL runs as a tree), Nvls for in-switch reduction (NVLink SHARP; Simple only: NCCL

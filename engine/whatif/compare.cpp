@@ -1,6 +1,7 @@
 #include "engine/whatif/compare.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <set>
@@ -17,7 +18,9 @@ namespace cclab {
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol) {
-  LogChoice c{algorithm.value_or(fallback_algorithm), protocol.value_or(fallback_protocol), {}, {}};
+  LogChoice c;
+  c.algorithm = algorithm.value_or(fallback_algorithm);
+  c.protocol = protocol.value_or(fallback_protocol);
   if (!collective) collective = log.collective;
   if (!algorithm && !log.nccl_algo.empty() && collective) {
     // The value is NCCL's name in any case ("nvls" across nodes is NCCL's NVLS there: nvls_sharp); spelled as
@@ -85,16 +88,42 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
       c.note += fmt::format(" ({} sizes with algorithms cclab does not plan: {})", skipped, c.algorithm);
   }
   if (!protocol && !log.nccl_proto.empty()) {
-    if (const auto forced = parse_protocol(ascii_lowercase(log.nccl_proto));
-        forced && *forced != Protocol::Raw && *forced != Protocol::Auto) {
-      c.protocol = *forced;
+    if (const auto set = nccl_protocol_set(log.nccl_proto); !set) {
+      c.note += fmt::format(", the log's NCCL_PROTO={} is not NCCL's protocols: {}", log.nccl_proto,
+                            to_string(c.protocol));
+    } else if (std::popcount(*set) == 1) {
+      c.protocol = *set == protocol_bit(Protocol::LL)      ? Protocol::LL
+                   : *set == protocol_bit(Protocol::LL128) ? Protocol::LL128
+                                                           : Protocol::Simple;
       c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);
     } else {
-      c.note += fmt::format(", the log's NCCL_PROTO={} is not one protocol: {}", log.nccl_proto,
-                            to_string(c.protocol));
+      c.auto_protocols = *set;
+      c.note += fmt::format(", NCCL_PROTO={} from the log", log.nccl_proto);
     }
   }
+  // LL128 came with NCCL 2.5 (NCCL_PROTO_LL128 is first defined at the 2.5.6 tag).
+  if (!protocol && c.protocol == Protocol::Auto && log.nccl_version_code > 0 &&
+      log.nccl_version_code < 20500 && (c.auto_protocols & protocol_bit(Protocol::LL128))) {
+    c.auto_protocols &= ~protocol_bit(Protocol::LL128);
+    c.note += ", no LL128 before NCCL 2.5";
+  }
   return c;
+}
+
+std::optional<unsigned> nccl_protocol_set(std::string_view value) {
+  const bool excluding = value.starts_with('^');
+  if (excluding) value.remove_prefix(1);
+  unsigned named = 0;
+  for (std::size_t start = 0; start <= value.size();) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const auto p = parse_protocol(ascii_lowercase(value.substr(start, comma - start)));
+    if (!p || protocol_bit(*p) == 0) return std::nullopt;
+    named |= protocol_bit(*p);
+    start = comma + 1;
+  }
+  const unsigned set = excluding ? kAllNcclProtocolBits & ~named : named;
+  if (set == 0) return std::nullopt;
+  return set;
 }
 
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,

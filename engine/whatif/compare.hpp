@@ -55,9 +55,14 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
 struct LogChoice {
   std::string algorithm;
   Protocol protocol = Protocol::Auto;
-  std::map<std::uint64_t, RowChoice> by_size;  // by the bytes NCCL's tuner printed
+  unsigned auto_protocols = kAllNcclProtocolBits;  // what Auto chooses among (CostParams::auto_protocols)
+  std::map<std::uint64_t, RowChoice> by_size;      // by the bytes NCCL's tuner printed
   std::string note;
 };
+// NCCL_PROTO's value as NCCL reads it (one name, a comma-separated list, or '^' and the names to leave out;
+// any case) as protocol bits; nullopt for a name that is not LL, LL128 or Simple, or an empty set.
+std::optional<unsigned> nccl_protocol_set(std::string_view value);
+
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol);
