@@ -28,7 +28,7 @@ void CollectiveArgs::add_to(CLI::App& cmd) {
          "--protocol", protocol,
          std::string("NCCL protocol the model prices messages with (auto: the cheapest per collective; "
                      "raw: the route alone): ") +
-             std::string(kProtocolNames))
+             std::string(kProtocolNames) + ", or as NCCL_PROTO takes them (ll,simple; ^ll128)")
       ->capture_default_str();
   cmd.add_option("--reduce-bw", reduce_bw, "GPU reduction throughput for the cost model")
       ->capture_default_str();
@@ -80,10 +80,21 @@ CostParams CollectiveArgs::cost_params() const {
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("--reduce-bw: {}", e.what()));
   }
-  const auto proto = parse_protocol(protocol);
-  if (!proto)
-    throw ConfigError(fmt::format("--protocol '{}' is unknown (valid: {})", protocol, kProtocolNames));
-  p.protocol = *proto;
+  if (const auto proto = parse_protocol(protocol)) {
+    p.protocol = *proto;
+    return p;
+  }
+  // NCCL_PROTO's own syntax: the cheapest of a list, or of NCCL's protocols but some ("^LL128").
+  const auto set =
+      protocol.find_first_of(",^") != std::string::npos ? nccl_protocol_set(protocol) : std::nullopt;
+  if (!set) {
+    throw ConfigError(
+        fmt::format("--protocol '{}' is unknown (valid: {}, or as NCCL_PROTO takes them: a list "
+                    "such as ll,simple, or ^ and the ones to leave out)",
+                    protocol, kProtocolNames));
+  }
+  p.protocol = Protocol::Auto;
+  p.auto_protocols = *set;
   return p;
 }
 

@@ -181,5 +181,10 @@ for file in "$src"/topologies/*.yaml; do
   check "topology-file-$(basename "$file" .yaml)" 0 "verify: OK" -- "$cclab" plan --topology "$file" --algo nccl --size 64MiB
 done
 check plan-dgx1-one-nic 0 "busbw 12\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx1_v100:2,nics=1 --algo ring --size 1GiB
+# NCCL_ALGO and NCCL_PROTO as NCCL reads them: leave NVLS out of one H100 node and it is the ring; leave LL128
+# out at 4 MiB and the ring runs another protocol; a name NCCL does not have is refused with the syntax.
+check plan-nccl-algo-excluded 0 "plan: ring allreduce" -- "$cclab" plan --topology dgx_h100:1 --algo '^NVLS' --size 8GiB
+check plan-nccl-proto-excluded 0 "protocol (ll|simple) " -- "$cclab" plan --topology dgx_h100:1 --algo ring --protocol '^ll128' --size 4MiB
+check plan-nccl-proto-bad 1 "or \^ and the ones to leave out" -- "$cclab" plan --topology dgx_h100:1 --protocol 'll,ll256' --size 4MiB
 
 exit $fail

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 
 namespace cclab {
@@ -134,6 +135,22 @@ std::optional<Protocol> parse_protocol(std::string_view text) {
   for (Protocol p : {Protocol::Raw, Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto})
     if (text == to_string(p)) return p;
   return std::nullopt;
+}
+
+std::optional<unsigned> nccl_protocol_set(std::string_view value) {
+  const bool excluding = value.starts_with('^');
+  if (excluding) value.remove_prefix(1);
+  unsigned named = 0;
+  for (std::size_t start = 0; start <= value.size();) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const auto p = parse_protocol(ascii_lowercase(value.substr(start, comma - start)));
+    if (!p || protocol_bit(*p) == 0) return std::nullopt;
+    named |= protocol_bit(*p);
+    start = comma + 1;
+  }
+  const unsigned set = excluding ? kAllNcclProtocolBits & ~named : named;
+  if (set == 0) return std::nullopt;
+  return set;
 }
 
 RouteClass route_class(const topo::Route& route, const topo::Topology& topology) {

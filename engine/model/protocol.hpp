@@ -58,6 +58,10 @@ double nvls_efficiency(topo::GpuArch arch);
 
 std::string_view to_string(Protocol protocol);
 std::optional<Protocol> parse_protocol(std::string_view text);  // nullopt when unknown
+// NCCL_PROTO's value as NCCL reads it (one name, a comma-separated list, or '^' and the names to leave out;
+// any case) as protocol bits (protocol_bit); nullopt for a name that is not LL, LL128 or Simple, or an empty
+// set.
+std::optional<unsigned> nccl_protocol_set(std::string_view value);
 
 // What a route crosses, for the protocol's step latency: the slowest class of its links.
 enum class RouteClass { Local, NvLink, Pcie, Network };

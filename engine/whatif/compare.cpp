@@ -110,22 +110,6 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
   return c;
 }
 
-std::optional<unsigned> nccl_protocol_set(std::string_view value) {
-  const bool excluding = value.starts_with('^');
-  if (excluding) value.remove_prefix(1);
-  unsigned named = 0;
-  for (std::size_t start = 0; start <= value.size();) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    const auto p = parse_protocol(ascii_lowercase(value.substr(start, comma - start)));
-    if (!p || protocol_bit(*p) == 0) return std::nullopt;
-    named |= protocol_bit(*p);
-    start = comma + 1;
-  }
-  const unsigned set = excluding ? kAllNcclProtocolBits & ~named : named;
-  if (set == 0) return std::nullopt;
-  return set;
-}
-
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,
                               std::optional<Collective> collective, const std::string& algorithm,
                               const PlanOptions& options, const CostParams& cost,

@@ -59,10 +59,6 @@ struct LogChoice {
   std::map<std::uint64_t, RowChoice> by_size;      // by the bytes NCCL's tuner printed
   std::string note;
 };
-// NCCL_PROTO's value as NCCL reads it (one name, a comma-separated list, or '^' and the names to leave out;
-// any case) as protocol bits; nullopt for a name that is not LL, LL128 or Simple, or an empty set.
-std::optional<unsigned> nccl_protocol_set(std::string_view value);
-
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol);
