@@ -211,6 +211,11 @@ TEST(Scenario, ProtocolAndReductionRateAreSettable) {
   for (const ScenarioPoint& p : swept.points)
     raw |= p.cost.protocol == Protocol::Raw, simple |= p.cost.protocol == Protocol::Simple;
   EXPECT_TRUE(raw && simple);
+  // NCCL_PROTO's syntax: Auto among what is left.
+  const Scenario some = parse_scenario(std::string(kBase) + "  protocol: ^ll128\n", "s.yaml", "");
+  EXPECT_EQ(some.points.at(0).cost.protocol, Protocol::Auto);
+  EXPECT_EQ(some.points.at(0).cost.auto_protocols,
+            protocol_bit(Protocol::LL) | protocol_bit(Protocol::Simple));
 }
 
 TEST(Scenario, ErrorsNameFileLineAndField) {
@@ -220,7 +225,8 @@ TEST(Scenario, ErrorsNameFileLineAndField) {
   EXPECT_NE(
       error_of(std::string(kBase) + "  protocol: fast\n")
           .find(
-              "s.yaml:10: communication.protocol: 'fast' is not valid (valid: auto, ll, ll128, simple, raw)"),
+              "s.yaml:10: communication.protocol: 'fast' is not valid (valid: auto, ll, ll128, simple, raw, "
+              "or as NCCL_PROTO takes them"),
       std::string::npos);
   EXPECT_EQ(error_of(std::string(kBase) + "  bucket: 25 megs\n"),
             "s.yaml:10: communication.bucket: '25 megs' has an unknown unit 'megs' for a size; valid units: "

@@ -267,8 +267,23 @@ void read_communication(Reader& r, const YAML::Node& root, ScenarioPoint& p) {
     p.fusion.first_bucket_bytes = r.with_units(*b, parse_size_bytes);
   if (auto t = r.leaf(c, "cycle", "communication")) p.fusion.cycle_s = r.with_units(*t, parse_time_s);
   if (auto h = r.leaf(c, "fp16", "communication")) p.fusion.fp16_compression = r.boolean(*h);
-  if (auto pr = r.leaf(c, "protocol", "communication"))
-    p.cost.protocol = *parse_protocol(r.one_of(*pr, {"auto", "ll", "ll128", "simple", "raw"}));
+  if (auto pr = r.leaf(c, "protocol", "communication")) {
+    // One protocol, or as NCCL_PROTO takes them: the cheapest of a list, or of NCCL's but some ("^ll128").
+    const auto set =
+        pr->text.find_first_of(",^") != std::string::npos ? nccl_protocol_set(pr->text) : std::nullopt;
+    if (set) {
+      p.cost.protocol = Protocol::Auto;
+      p.cost.auto_protocols = *set;
+    } else if (const auto one = parse_protocol(pr->text)) {
+      p.cost.protocol = *one;
+    } else {
+      r.fail(pr->node, pr->field,
+             fmt::format(
+                 "'{}' is not valid (valid: auto, ll, ll128, simple, raw, or as NCCL_PROTO takes them: a "
+                 "list such as ll,simple, or ^ and the ones to leave out)",
+                 pr->text));
+    }
+  }
   if (auto rr = r.leaf(c, "reduce_rate", "communication"))
     p.cost.reduce_Bps = r.with_units(*rr, parse_bandwidth_Bps);
   if (auto s = r.leaf(c, "sync", "communication"))
