@@ -213,9 +213,8 @@ void read_tuner_line(std::string_view line, std::map<std::uint64_t, NcclTuned>& 
 }
 
 // The NCCL version a line states, as NCCL_VERSION_CODE; 0 where it states none. NCCL's "NCCL version
-// 2.18.3+cuda12.2" (every NCCL prints it at init), nccl-tests' "nccl-library=21803" (2.9 and later:
-// major·10000
-// + minor·100 + patch; before 2.9 NCCL's code was major·1000 + minor·100 + patch, 2708 for 2.7.8).
+// 2.18.3+cuda12.2" (every NCCL prints it at init), nccl-tests' "nccl-library=21803" (from 2.9 the code is
+// major·10000 + minor·100 + patch; before, major·1000 + minor·100 + patch: 2708 for 2.7.8).
 int nccl_version_of_line(std::string_view line) {
   constexpr std::string_view kVersion = "NCCL version ";
   if (const auto at = line.find(kVersion); at != std::string_view::npos) {
@@ -280,8 +279,8 @@ void read_network_lines(std::string_view line, NcclTestsLog& log) {
     }
     log.ib_link_layer = layers;
   }
-  // aws-ofi-nccl: "NET/OFI Selected Provider is efa" (older) or "NET/OFI Selected provider is efa, fabric
-  // ...".
+  // aws-ofi-nccl: "NET/OFI Selected Provider is efa" (older), "NET/OFI Selected provider is efa, fabric is
+  // efa-direct" (newer).
   for (const std::string_view marker : {"NET/OFI Selected Provider is ", "NET/OFI Selected provider is "}) {
     if (const auto at = line.find(marker); at != std::string_view::npos && log.ofi_provider.empty()) {
       const auto name = words(line.substr(at + marker.size()));
@@ -422,7 +421,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     log.rows.push_back(row);
   }
   if (log.rows.empty()) throw ConfigError(fmt::format("{}: no nccl-tests result rows", source));
-  // A log cut from a longer one (or from nccl-tests before 2.13) may not name its collective. Only
+  // A log cut from a longer one (or from an older nccl-tests) may not name its collective. Only
   // all_reduce_perf prints rows that reduce (a redop), have no root (-1) and count the whole vector (count x
   // type = size: reduce_scatter counts a rank's block, reduce and broadcast name a root), so such rows are
   // taken as allreduce, and said.
