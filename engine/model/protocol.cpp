@@ -138,17 +138,14 @@ std::optional<Protocol> parse_protocol(std::string_view text) {
 }
 
 std::optional<unsigned> nccl_protocol_set(std::string_view value) {
-  const bool excluding = value.starts_with('^');
-  if (excluding) value.remove_prefix(1);
+  const NcclNameList list = parse_nccl_name_list(value);
   unsigned named = 0;
-  for (std::size_t start = 0; start <= value.size();) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    const auto p = parse_protocol(ascii_lowercase(value.substr(start, comma - start)));
+  for (const std::string& one : list.names) {
+    const auto p = parse_protocol(one);
     if (!p || protocol_bit(*p) == 0) return std::nullopt;
     named |= protocol_bit(*p);
-    start = comma + 1;
   }
-  const unsigned set = excluding ? kAllNcclProtocolBits & ~named : named;
+  const unsigned set = list.excluding ? kAllNcclProtocolBits & ~named : named;
   if (set == 0) return std::nullopt;
   return set;
 }

@@ -354,18 +354,13 @@ std::optional<std::vector<const Algorithm*>> selection_candidates(Collective col
   if (find_algorithm(collective, name)) return std::nullopt;
   const std::vector<const Algorithm*> all = algorithms_for(collective);
   if (name == "auto") return all;
-  // NCCL_ALGO's own syntax: a comma-separated list of names, or with a leading '^' the names to leave out of
-  // NCCL's set (NCCL's environment documentation; "^NVLS,NVLSTree" is how runs turn NVLink SHARP off).
-  const bool excluding = name.starts_with('^');
-  if (excluding) name.remove_prefix(1);
-  std::vector<std::string> wanted;
-  for (std::size_t start = 0; start <= name.size();) {
-    const std::size_t comma = std::min(name.find(',', start), name.size());
-    std::string one = ascii_lowercase(name.substr(start, comma - start));
+  // NCCL_ALGO's own syntax ("^NVLS,NVLSTree" is how runs turn NVLink SHARP off); NCCL also takes CollNet
+  // for CollNetDirect.
+  NcclNameList list = parse_nccl_name_list(name);
+  const bool excluding = list.excluding;
+  std::vector<std::string>& wanted = list.names;
+  for (std::string& one : wanted)
     if (one == "collnet") one = "collnetdirect";
-    wanted.push_back(std::move(one));
-    start = comma + 1;
-  }
   const bool everything = wanted.size() == 1 && wanted[0] == "nccl" && !excluding;
   std::vector<const Algorithm*> chosen;
   for (const Algorithm* a : all) {
