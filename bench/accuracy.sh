@@ -156,7 +156,8 @@ collective_row "allreduce 12 GiB, 2 x A100 on an NVLink bridge (NV12), ring" 208
 echo
 # Small messages: the time of a tiny allreduce, where latencies are everything. cclab's latencies are NCCL's
 # tuning constants (base and per-step, engine/model/protocol.cpp), a route's own latency where it is longer,
-# and for EFA an assumed 4 us per end (docs/topology-format.md); the A100 preset's NVSwitch latency was set from
+# and for EFA AWS's own 20 us a network step (aws-ofi-nccl's tuner, docs/topology-format.md; it was an assumed
+# 4 us per end until 2026-12-06); the A100 preset's NVSwitch latency was set from
 # a one-channel ring series (nccl-tests#123), which is therefore not a row here.
 printf "%-58s %12s %12s %8s\n" "small messages (time, us)" published cclab error
 time_at() {  # topology algorithm size -> microseconds

@@ -188,6 +188,9 @@ TEST(Presets, NetworkKindsAndWhereTheirMessageCostIsPaid) {
     // Two PCIe hops at each end, four network hops, and the message cost at the two NIC ends only.
     EXPECT_NEAR(r.latency_s, 4 * 400e-9 + 4 * 600e-9 + 2 * m.overhead_s, 1e-15) << net;
   }
+  // EFA's per-end cost is AWS's network step (20 us on P5, aws-ofi-nccl's tuner) less a DGX-class route's
+  // wires: GPU to GPU across two p5-like nodes, a step costs that figure.
+  EXPECT_NEAR(make_preset("dgx_h100:2,net=efa").route_between_ranks(0, 8).latency_s, 20e-6, 0.05e-6);
   const LinkModel tcp = Topology::default_link_model(LinkKind::Tcp);
   const LinkModel ib = Topology::default_link_model(LinkKind::InfiniBand);
   const LinkModel roce = Topology::default_link_model(LinkKind::Ethernet);

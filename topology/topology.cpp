@@ -204,11 +204,14 @@ LinkModel Topology::default_link_model(LinkKind kind) {
     case LinkKind::Tcp:
       return {0.85, 10e-6};
     // EFA: SRD runs over Ethernet, so RoCE's framing (0.9); OS bypass like RDMA, but every message also goes
-    // through libfabric and NCCL's aws-ofi-nccl plugin and SRD's reliability layer in the adapter. We have no
-    // published per-message figure at hand: 4 us per end is an assumption between RDMA (about 1) and kernel
-    // TCP (10), to calibrate (`cclab calibrate --from-nccl-tests`).
+    // through libfabric, NCCL's aws-ofi-nccl plugin and SRD's reliability layer in the adapter. AWS's own
+    // tuner for that plugin prices a network step of a collective at 20 us on P5 and P5e (18 on P5en,
+    // EFA's next generation; aws-ofi-nccl src/tuner/nccl_ofi_model.cpp, `net_lat`, where NCCL's tuner has
+    // its NET latencies of 2.7-14 us for InfiniBand). A step on a DGX-class route crosses two PCIe hops and
+    // a network hop at each end (2.8 us in the presets), so each end costs (20 - 2.8) / 2 = 8.6 us. (It was
+    // 4 us, an assumption between RDMA and kernel TCP: two EFA nodes came out 19-36 % fast at 16 B.)
     case LinkKind::Efa:
-      return {0.90, 4e-6};
+      return {0.90, 8.6e-6};
     // CPU socket interconnect: its bandwidth in a topology is what GPU peer traffic gets through it, the
     // value NCCL assigns to its SYS links (src/graph/topo.h: QPI_BW 6, SKL_QPI_BW 10, AMD_BW 16 GB/s), well
     // under the links' line rate because the CPU turns peer writes into small transactions. So no further
