@@ -20,7 +20,7 @@ run() {  # prints "median_seconds max_MiB" of n runs
   printf "%s\n" "${times[@]}" | sort -n | awk -v peak="$peak" '{a[NR] = $1} END {printf "%7.2f s %6.0f MiB", a[int((NR + 1) / 2)], peak / 1024}'
 }
 printf "%-18s %22s %22s\n" "algorithm" "plan + verify" "+ steps, α-β (3 prot.)"
-for a in ring tree hierarchical leader halving_doubling auto; do
+for a in ring tree hierarchical leader halving_doubling nvls_tree auto; do
   if [[ $a == auto ]]; then plain="-"; else plain=$(run --algo "$a" --cost never); fi
   printf "%-18s %22s %22s\n" "$a" "$plain" "$(run --algo "$a")"
 done

@@ -3,8 +3,8 @@
 // nodes,
 //   one channel and one chunk per block, the smallest schedule each algorithm can have, so the figure is the
 //   engine's own cost per op;
-// - compact: the compact form as `cclab plan` works on it (O(C·P) preconditions for ring and tree passes, the
-//   full verifier on explicit passes), 1 GiB with the default 8 channels and 1 MiB chunks, 1,024 … 16,384
+// - compact: the compact form as `cclab plan` works on it (O(C·P) preconditions for ring, tree and NVLSTree
+//   passes, the full verifier on explicit passes), 1 GiB with the default 8 channels and 1 MiB chunks, 1,024 … 16,384
 //   ranks of DGX H100 nodes (the topology is built once, outside the timing).
 //   build/bench/plan_verify_bench --benchmark_filter='ring/4096'
 //   build/bench/plan_verify_bench --benchmark_filter='compact'
@@ -75,6 +75,7 @@ BENCHMARK_CAPTURE(compact, tree, "tree")->Apply(apply_scale);
 BENCHMARK_CAPTURE(compact, hierarchical, "hierarchical")->Apply(apply_scale);
 BENCHMARK_CAPTURE(compact, leader, "leader")->Apply(apply_scale);
 BENCHMARK_CAPTURE(compact, halving_doubling, "halving_doubling")->Apply(apply_scale);
+BENCHMARK_CAPTURE(compact, nvls_tree, "nvls_tree")->Apply(apply_scale);
 
 BENCHMARK_CAPTURE(plan_and_verify, ring, "ring")->Apply(apply_sizes);
 BENCHMARK_CAPTURE(plan_and_verify, tree, "tree")->Apply(apply_sizes);

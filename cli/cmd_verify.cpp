@@ -19,7 +19,7 @@ void add_verify_command(CLI::App& app) {
                   "schedule JSON, either form (cclab plan --dump FILE or --dump-explicit FILE)")
       ->required();
   cmd->add_flag("--patterns", *patterns,
-                "only the compact checks (ring/tree preconditions, explicit passes in full), not every op");
+                "only the compact checks (pass preconditions, explicit passes in full), not every op");
   cmd->callback([path, patterns] {
     CompactSchedule s = load_any_schedule_file(*path);
     const std::uint64_t ops = count_explicit_ops(s);
@@ -28,7 +28,7 @@ void add_verify_command(CLI::App& app) {
     fmt::print("OK: {} {} over {} ranks, {} ops: {}\n", verified->algorithm,
                to_string(verified->spec.collective), verified->world_size(), ops,
                *patterns
-                   ? "ring/tree preconditions and explicit passes check out"
+                   ? "ring/tree/NVLSTree preconditions and explicit passes check out"
                    : "matching, deps, progress, races and result check out (out-of-place and in-place)");
   });
 }

@@ -110,7 +110,8 @@ inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParam
   if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases())
     for (const Lane& lane : phase.lanes)
-      if (std::holds_alternative<ExplicitPass>(*lane.pass)) return false;
+      if (!std::holds_alternative<RingPass>(*lane.pass) && !std::holds_alternative<TreePass>(*lane.pass))
+        return false;
   return true;
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/ir/passes.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
@@ -108,6 +109,37 @@ TEST(CompactCostPresets, EqualsTheExplicitWalkOnMultiNodeFabrics) {
         }
       }
     }
+  }
+}
+
+// NVLSTree is walked one channel of each kind at a time (the same tree and parts: in an even split, channel c
+// is channel c mod 2 again) and comes out as the walk of its whole expansion, under Simple (its protocol) and
+// the raw model, on NVSwitch nodes over InfiniBand and RoCE.
+TEST(CompactCostNvlsTree, WalksOneChannelOfEachKindAndEqualsTheWholeWalk) {
+  const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls_tree");
+  for (const char* preset : {"dgx_h100:4", "dgx_h100:3,net=roce", "dgx_b200:2"}) {
+    const topo::Topology t = topo::make_preset(preset);
+    PlanOptions o;
+    o.chunk_bytes = 1 << 18;
+    const std::uint64_t count = std::uint64_t{1} << 22;  // 16 MiB: every channel's parts alike
+    for (Protocol protocol : {Protocol::Raw, Protocol::Simple}) {
+      CostParams params;
+      params.protocol = protocol;
+      // And counts that leave channels without a round (fewer elements than GPUs × channels).
+      for (std::uint64_t n : {count, std::uint64_t{37}, std::uint64_t{7}}) {
+        expect_same(a, t, n, o, params);
+        if (HasFatalFailure()) return;
+      }
+    }
+    const CompactSchedule s = a.compact(spec_for(t, Collective::AllReduce, count, DType::F32), t, o);
+    const auto& nt = std::get<NvlsTreePass>(*s.phases()[0].lanes[0].pass);
+    ASSERT_EQ(nt.channels(), 16) << preset;
+    EXPECT_TRUE(nvls_tree_channels_alike(nt, 0, 2)) << preset;
+    EXPECT_FALSE(nvls_tree_channels_alike(nt, 0, 1)) << preset;  // the two trees
+    const std::uint64_t two = nvls_tree_channel_ops(nt, 0) + nvls_tree_channel_ops(nt, 1);
+    EXPECT_EQ(nvls_tree_walked_ops(nt), two) << preset;
+    EXPECT_EQ(estimate_cost_work(s).walked_ops, two) << preset;
+    EXPECT_EQ(count_explicit_ops(s), 8 * two) << preset;
   }
 }
 

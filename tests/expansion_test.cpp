@@ -163,8 +163,9 @@ TEST(Expansion, EqualsTheExplicitPlannersOpForOp) {
 // small, the full verifier on the expansion).
 TEST(Compact, OpCountAndPreconditionsForEveryPlanner) {
   for (const Algorithm& a : algorithms()) {
-    for (const std::string& preset : {std::string("pcie_server:5,gpus=1"), std::string("dgx_a100:2"),
-                                      std::string("pcie_server:3,gpus=3")}) {
+    for (const std::string& preset :
+         {std::string("pcie_server:5,gpus=1"), std::string("dgx_a100:2"), std::string("pcie_server:3,gpus=3"),
+          std::string("dgx_h100:3,gpus=3")}) {
       const topo::Topology t = topo::make_preset(preset);
       PlanOptions o;
       o.chunk_bytes = 64;
@@ -234,6 +235,38 @@ TEST(Preconditions, RejectBrokenRingsTreesAndPlacements) {
   }
 }
 
+// NVLSTree is planned as its compact pass: at 2,048 DGX H100 nodes (16,384 GPUs) a 1 GiB plan holds trees
+// over the nodes, not the hundreds of millions of ops its expansion has, and its preconditions check in
+// O(C·nodes). A pass whose tree leaves a node out is refused.
+TEST(Compact, NvlsTreeIsPlannedCompactAtScale) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2048");
+  const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls_tree");
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 1ULL << 28, DType::F32, ReduceOp::Sum, 0);
+  PlanOptions o;
+  o.chunk_bytes = 1 << 20;
+  const CompactSchedule s = a.compact(spec, t, o);
+  ASSERT_EQ(s.phases().size(), 1u);
+  const auto* pass = std::get_if<NvlsTreePass>(s.phases()[0].lanes[0].pass.get());
+  ASSERT_NE(pass, nullptr);
+  EXPECT_EQ(pass->nodes(), 2048);
+  EXPECT_EQ(pass->gpus_per_node, 8);
+  EXPECT_GT(count_explicit_ops(s), 100'000'000u);
+  EXPECT_EQ(check_compact(s), std::nullopt);
+
+  const topo::Topology small = topo::make_preset("dgx_h100:3,gpus=2");
+  const CompactSchedule fine =
+      a.compact(spec_for(small, Collective::AllReduce, 100, DType::F32, ReduceOp::Sum, 0), small, o);
+  ASSERT_EQ(check_compact(fine), std::nullopt);
+  NvlsTreePass broken = std::get<NvlsTreePass>(*fine.phases()[0].lanes[0].pass);
+  broken.trees[1] = tree_from_parents({-1, 0, 1});  // fine, a chain
+  broken.trees[0] = tree_from_parents({-1, 0, 0});
+  broken.trees[0].children[2].push_back(1);  // node 1 listed twice
+  CompactSchedule bad(fine.spec, "nvls_tree");
+  bad.add_lane(Lane{fine.phases()[0].lanes[0].ranks, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output},
+                    std::make_shared<const Pass>(broken)});
+  expect_rejected(bad, "nodes' tree 0");
+}
+
 TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
   const topo::Topology t = testing::flat_topology(64);
   PlanOptions o;
@@ -256,7 +289,8 @@ TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
 TEST(CompactJson, RoundTripsEveryPlanner) {
   for (const Algorithm& a : algorithms()) {
     for (const std::string& preset :
-         {std::string("pcie_server:3,gpus=1"), std::string("pcie_server:2,gpus=3")}) {
+         {std::string("pcie_server:3,gpus=1"), std::string("pcie_server:2,gpus=3"),
+          std::string("dgx_h100:3,gpus=2")}) {
       const topo::Topology t = topo::make_preset(preset);
       PlanOptions o;
       o.chunk_bytes = 64;

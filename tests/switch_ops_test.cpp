@@ -245,8 +245,9 @@ TEST(Nvls, TreeReducesWaitForTheWayUpOnly) {
   EXPECT_GT(held_by_the_tree, 0);
 }
 
-// auto plans nvls_tree where its programs are small enough to walk, and lists it with its size where not
-// (1,024 H100 GPUs at 1 GiB: about 7 M ops), choosing among the rest.
+// auto costs nvls_tree where the channels its cost walk expands are small enough (one channel of each tree at
+// a time: 128 DGX H100 nodes at 1 GiB, about 0.9 M ops, where the whole plan has 7 M), and lists it with its
+// size where not (1,024 nodes: about 7 M ops walked), choosing among the rest.
 TEST(Nvls, AutoLeavesOutTreePlansTooLargeToWalk) {
   CostParams cost;
   cost.protocol = Protocol::Auto;
@@ -254,19 +255,27 @@ TEST(Nvls, AutoLeavesOutTreePlansTooLargeToWalk) {
   const CollectiveSpec small_spec = spec_for(two, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
   Selector selector(cost);
   EXPECT_EQ(selector.choose(small_spec, two, "auto").algorithm, "nvls_tree");
-  const topo::Topology large = topo::make_preset("dgx_h100:128");
-  const CollectiveSpec spec = spec_for(large, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
   const Algorithm& nvls_tree = require_algorithm(Collective::AllReduce, "nvls_tree");
+  auto row_of = [&](Selector& s, const CollectiveSpec& spec, const topo::Topology& t) {
+    for (const Candidate& row : s.auto_table(spec, t))
+      if (row.algorithm == "nvls_tree") return row;
+    ADD_FAILURE() << "nvls_tree is not listed";
+    return Candidate{};
+  };
+  const topo::Topology scale = topo::make_preset("dgx_h100:128");
+  const CollectiveSpec at_scale = spec_for(scale, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
+  EXPECT_LT(nvls_tree.unplanned_ops(at_scale, scale, PlanOptions{}), kAutoMaxExplicitOps);
+  const Candidate costed = row_of(selector, at_scale, scale);
+  EXPECT_TRUE(costed.support.ok) << costed.support.reason;
+  EXPECT_GT(costed.time_s, 0);
+
+  const topo::Topology large = topo::make_preset("dgx_h100:1024");
+  const CollectiveSpec spec = spec_for(large, Collective::AllReduce, std::uint64_t{1} << 28, DType::F32);
   EXPECT_GT(nvls_tree.unplanned_ops(spec, large, PlanOptions{}), kAutoMaxExplicitOps);
-  bool listed = false;
-  for (const Candidate& row : selector.auto_table(spec, large)) {
-    if (row.algorithm != "nvls_tree") continue;
-    listed = true;
-    EXPECT_FALSE(row.support.ok);
-    EXPECT_NE(row.support.reason.find("not costed by auto"), std::string::npos) << row.support.reason;
-    EXPECT_NE(row.support.reason.find("--algo nvls_tree"), std::string::npos) << row.support.reason;
-  }
-  EXPECT_TRUE(listed);
+  const Candidate row = row_of(selector, spec, large);
+  EXPECT_FALSE(row.support.ok);
+  EXPECT_NE(row.support.reason.find("not costed by auto"), std::string::npos) << row.support.reason;
+  EXPECT_NE(row.support.reason.find("--algo nvls_tree"), std::string::npos) << row.support.reason;
   EXPECT_NE(selector.choose(spec, large, "auto").algorithm, "nvls_tree");
 }
 

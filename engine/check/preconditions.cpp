@@ -1,5 +1,5 @@
-// The O(C·P) preconditions of ring and tree passes, the lane placements, and the dispatch to the full
-// verifier for explicit passes (engine/check/verified.hpp says what holds and why that suffices).
+// The O(C·P) preconditions of ring, tree and NVLSTree passes, the lane placements, and the dispatch to the
+// full verifier for explicit passes (engine/check/verified.hpp says what holds and why that suffices).
 #include <climits>
 #include <set>
 
@@ -53,34 +53,51 @@ std::optional<std::string> check_ring(const RingPass& p) {
   return std::nullopt;
 }
 
-std::optional<std::string> check_tree(const TreePass& p) {
-  const int n = p.members();
-  if (p.channels() < 1) return "a tree pass without channels";
-  for (int c = 0; c < p.channels(); ++c) {
-    const Tree& t = p.trees[c];
-    if (static_cast<int>(t.parent.size()) != n || static_cast<int>(t.children.size()) != n)
-      return fmt::format("tree {} spans {} members, the pass {}", c, t.parent.size(), n);
-    if (t.root < 0 || t.root >= n || t.parent[t.root] != -1)
-      return fmt::format("tree {}: bad root {}", c, t.root);
-    // Children lists mirror the parents, and a walk from the root reaches every member exactly once.
-    std::vector<std::uint8_t> seen(n, 0);
-    std::vector<int> queue{t.root};
-    seen[t.root] = 1;
-    for (std::size_t q = 0; q < queue.size(); ++q) {
-      for (int child : t.children[queue[q]]) {
-        if (child < 0 || child >= n || t.parent[child] != queue[q] || seen[child])
-          return fmt::format("tree {}: member {} lists child {} whose parent is not it, or twice", c,
-                             queue[q], child);
-        seen[child] = 1;
-        queue.push_back(child);
-      }
+// Tree c spans members 0..n-1 from one root: children lists mirror the parents, and a walk from the root
+// reaches every member exactly once.
+std::optional<std::string> check_tree_shape(const Tree& t, int n, int c) {
+  if (static_cast<int>(t.parent.size()) != n || static_cast<int>(t.children.size()) != n)
+    return fmt::format("tree {} spans {} members, the pass {}", c, t.parent.size(), n);
+  if (t.root < 0 || t.root >= n || t.parent[t.root] != -1)
+    return fmt::format("tree {}: bad root {}", c, t.root);
+  std::vector<std::uint8_t> seen(n, 0);
+  std::vector<int> queue{t.root};
+  seen[t.root] = 1;
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    for (int child : t.children[queue[q]]) {
+      if (child < 0 || child >= n || t.parent[child] != queue[q] || seen[child])
+        return fmt::format("tree {}: member {} lists child {} whose parent is not it, or twice", c, queue[q],
+                           child);
+      seen[child] = 1;
+      queue.push_back(child);
     }
-    if (static_cast<int>(queue.size()) != n)
-      return fmt::format("tree {} reaches {} of {} members from its root", c, queue.size(), n);
   }
+  if (static_cast<int>(queue.size()) != n)
+    return fmt::format("tree {} reaches {} of {} members from its root", c, queue.size(), n);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_tree(const TreePass& p) {
+  if (p.channels() < 1) return "a tree pass without channels";
+  for (int c = 0; c < p.channels(); ++c)
+    if (auto error = check_tree_shape(p.trees[c], p.members(), c)) return error;
   const std::uint64_t slice = partition(p.count, p.channels(), 0).count;
   if (p.chunk_elems > 0 && (slice + p.chunk_elems - 1) / p.chunk_elems > INT_MAX)
     return "too many pipeline chunks per slice";
+  return std::nullopt;
+}
+
+// An NVLSTree pass: its trees span the nodes, and the rounds are countable. Each round's switch instance
+// names the node's first member as its group and every member of the node takes part, which holds by
+// construction of the expansion for any g >= 1.
+std::optional<std::string> check_nvls_tree(const NvlsTreePass& p) {
+  if (p.channels() < 1) return "an NVLSTree pass without channels";
+  if (p.gpus_per_node < 1) return fmt::format("an NVLSTree pass with {} GPUs per node", p.gpus_per_node);
+  for (int c = 0; c < p.channels(); ++c)
+    if (auto error = check_tree_shape(p.trees[c], p.nodes(), c)) return "nodes' " + *error;
+  const std::uint64_t per_member = partition(p.count, p.gpus_per_node, 0).count;
+  const std::uint64_t round = std::max<std::uint64_t>(1, p.round_elems / p.gpus_per_node);
+  if (p.round_elems > 0 && per_member / round > INT_MAX) return "too many rounds per channel";
   return std::nullopt;
 }
 
@@ -127,6 +144,9 @@ std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane
     } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
       e[Buffer::Input].cover(0, tree->count);
       e[Buffer::Output].cover(0, tree->count);
+    } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
+      e[Buffer::Input].cover(0, nt->count);
+      e[Buffer::Output].cover(0, nt->count);
     } else {
       const CollectiveSpec& sub = std::get<ExplicitPass>(pass).programs.spec;
       e[Buffer::Input].cover(0, input_count(sub, m));
@@ -187,6 +207,8 @@ std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth d
           error = check_ring(*ring);
         else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
           error = check_tree(*tree);
+        else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
+          error = check_nvls_tree(*nt);
         else
           error = verify(std::get<ExplicitPass>(*lane.pass).programs);
         if (error) return where(*error);

@@ -5,6 +5,8 @@
 //   places of a lane's input and output do not overlap except in the collective's in-place layout, and the
 //   scratch a pass uses is declared. Their correctness at any size rests on the exhaustive verification of
 //   their expansions in the planner matrix (tests/planner_matrix_test.cpp, tests/expansion_test.cpp).
+// - NVLSTree passes: the same, with each channel's tree spanning the nodes (the expansion's switch groups are
+//   the nodes by construction); their expansions are fully verified in tests/expansion_test.cpp.
 // - explicit passes: the full verifier (engine/check/verifier.hpp) on the pass's own programs.
 // - VerifyDepth::All (`--verify all`, the oracle): the whole schedule expanded and fully verified, within the
 //   memory budget (common/memory.hpp) or refused up front.

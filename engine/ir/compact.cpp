@@ -59,6 +59,8 @@ std::string_view pass_name(const Pass& pass) {
       return "ring";
     case 1:
       return "tree";
+    case 2:
+      return "nvls_tree";
     default:
       return "explicit";
   }
@@ -121,6 +123,7 @@ void render_params(const CompactSchedule& s, Schedule& out) {
 int ir_channels(const Pass& pass) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
   if (const auto* tree = std::get_if<TreePass>(&pass)) return 2 * tree->channels();
+  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return 4 * nt->channels();
   return std::get<ExplicitPass>(pass).programs.num_channels();
 }
 
@@ -295,6 +298,19 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
             parents.push_back(t.parent[m] < 0 ? -1 : lane.ranks[t.parent[m]]);
           text += fmt::format("{}tree {}: root {}, depth {}, parents {}\n", indent, c, lane.ranks[t.root],
                               t.depth(), clipped(parents));
+        }
+      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
+        // The trees are over nodes: a node is named by its first member's rank.
+        const int g = nt->gpus_per_node;
+        text += fmt::format("{}NVLS in each of {} nodes of {} GPUs, a tree of nodes per local rank:\n",
+                            indent, nt->nodes(), g);
+        for (int c = 0; c < nt->channels(); ++c) {
+          const Tree& t = nt->trees[c];
+          std::vector<int> parents;
+          for (std::size_t n = 0; n < t.parent.size(); ++n)
+            parents.push_back(t.parent[n] < 0 ? -1 : lane.ranks[t.parent[n] * g]);
+          text += fmt::format("{}tree {}: root {}, depth {}, node parents {}\n", indent, c,
+                              lane.ranks[t.root * g], t.depth(), clipped(parents));
         }
       } else {
         const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;

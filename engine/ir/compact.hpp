@@ -8,13 +8,15 @@
 //                     pass's input and output in each member's global buffers
 //   Pass            = RingPass    one permutation of the members per channel: reduce-scatter and/or allgather
 //                   | TreePass    one tree over the members per channel: reduce up, broadcast down
+//                   | NvlsTreePass NCCL's NVLSTree: in-switch reduce in each node, a tree of nodes per local
+//                                rank, in-switch multicast back, pipelined round by round
 //                   | ExplicitPass programs per member (halving-doubling, chains, loaded JSON, ...)
 //
-// Ring and tree passes hold O(C·P) data; their expansion is what the explicit planners used to emit, op for
-// op (tests/expansion_test.cpp pins that across the planner matrix). Phases join as in NCCL's grouped calls:
-// on each rank, the first op of each channel of a phase (and every op without deps) waits for the ops of the
-// rank's previous phase that nothing else waits for (its sinks), which orders the whole previous phase first.
-// Scratch is shared between phases (they never overlap in time on a rank).
+// Ring, tree and NVLSTree passes hold O(C·P) data; their expansion is what the explicit planners used to
+// emit, op for op (tests/expansion_test.cpp pins that across the planner matrix). Phases join as in NCCL's
+// grouped calls: on each rank, the first op of each channel of a phase (and every op without deps) waits for
+// the ops of the rank's previous phase that nothing else waits for (its sinks), which orders the whole
+// previous phase first. Scratch is shared between phases (they never overlap in time on a rank).
 #pragma once
 
 #include <cstdint>
@@ -78,14 +80,31 @@ struct TreePass {
   int rounds() const;
 };
 
+// NVLSTree allreduce (engine/plan/nvls_tree_allreduce.hpp): `nodes` × gpus_per_node members, member n·g + m
+// being local rank m of node n. Channel c gives local rank m block m of the vector, part c of it, in rounds
+// of round_elems / g elements (MemberRounds, engine/ir/passes.hpp); per round, the node's switch reduces the
+// round across its GPUs (IR channel 4c, the switch group named by the node's member 0), trees[c] over the
+// nodes carries it up (4c+1) and the sum down (4c+2) between the nodes' local rank m, and the switch
+// multicasts the sum to the node (4c+3).
+struct NvlsTreePass {
+  std::uint64_t count = 0;
+  std::uint64_t round_elems = 0;  // 0: one round
+  int gpus_per_node = 1;
+  std::vector<Tree> trees;  // per channel, over the nodes
+
+  int nodes() const { return trees.empty() ? 0 : static_cast<int>(trees[0].parent.size()); }
+  int members() const { return nodes() * gpus_per_node; }
+  int channels() const { return static_cast<int>(trees.size()); }
+};
+
 // Any schedule, as explicit programs of its members (world_size = members).
 struct ExplicitPass {
   Schedule programs;
   int members() const { return programs.world_size(); }
 };
 
-using Pass = std::variant<RingPass, TreePass, ExplicitPass>;
-std::string_view pass_name(const Pass& pass);  // "ring", "tree", "explicit"
+using Pass = std::variant<RingPass, TreePass, NvlsTreePass, ExplicitPass>;
+std::string_view pass_name(const Pass& pass);  // "ring", "tree", "nvls_tree", "explicit"
 
 // Where a pass's buffer lives in a member's global buffers: `buffer` at `offset`, plus, when member_blocks
 // > 0, the offset of the member's block in the balanced partition of `blocks_of` elements into

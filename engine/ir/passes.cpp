@@ -1,5 +1,6 @@
 #include "engine/ir/passes.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace cclab {
@@ -12,6 +13,7 @@ int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems) {
 void expand_pass(const Pass& pass, int member, Program& program) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return expand_ring_pass(*ring, member, program);
   if (const auto* tree = std::get_if<TreePass>(&pass)) return expand_tree_pass(*tree, member, program);
+  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return expand_nvls_tree_pass(*nt, member, program);
   program = std::get<ExplicitPass>(pass).programs.ranks.at(member);
 }
 
@@ -44,7 +46,79 @@ std::uint64_t pass_op_count(const Pass& pass) {
     const unsigned __int128 total = static_cast<unsigned __int128>(per_round) * rounds;
     return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
   }
+  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
+    std::uint64_t total = 0;
+    for (int c = 0; c < nt->channels(); ++c)
+      total = std::min(total + nvls_tree_channel_ops(*nt, c), UINT64_MAX / 256);
+    return total;
+  }
   return std::get<ExplicitPass>(pass).programs.num_ops();
+}
+
+std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int c) {
+  // Per member (engine/ir/nvls_tree_pass.cpp): a switch reduce and a switch store every round; on rounds
+  // that move data, a receive, a local add and a send per child, and with a parent a send up and a receive
+  // down.
+  const int g = pass.gpus_per_node;
+  const MemberRounds pipe = member_rounds(pass.count, g, pass.channels(), c, pass.round_elems);
+  const Tree& t = pass.trees[c];
+  unsigned __int128 total = 0;
+  for (int m = 0; m < g; ++m) {
+    const std::uint64_t moving = (pipe.part(m).count + pipe.round - 1) / pipe.round;
+    for (int n = 0; n < pass.nodes(); ++n) {
+      const std::uint64_t per_moving_round = 3 * t.children[n].size() + (t.parent[n] >= 0 ? 2 : 0);
+      total += 2 * static_cast<std::uint64_t>(pipe.rounds) + moving * per_moving_round;
+    }
+  }
+  return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+}
+
+bool nvls_tree_channels_alike(const NvlsTreePass& pass, int a, int b) {
+  if (pass.trees[a].parent != pass.trees[b].parent) return false;
+  const int g = pass.gpus_per_node, channels = pass.channels();
+  const MemberRounds x = member_rounds(pass.count, g, channels, a, pass.round_elems);
+  const MemberRounds y = member_rounds(pass.count, g, channels, b, pass.round_elems);
+  if (x.rounds != y.rounds || x.round != y.round) return false;
+  for (int m = 0; m < g; ++m)
+    if (x.part(m).count != y.part(m).count) return false;
+  return true;
+}
+
+std::uint64_t nvls_tree_walked_ops(const NvlsTreePass& pass) {
+  std::uint64_t total = 0;
+  for (int c = 0; c < pass.channels(); ++c) {
+    bool seen = false;
+    for (int earlier = 0; earlier < c && !seen; ++earlier)
+      seen = nvls_tree_channels_alike(pass, earlier, c);
+    if (!seen) total = std::min(total + nvls_tree_channel_ops(pass, c), UINT64_MAX / 256);
+  }
+  return total;
+}
+
+ElemRange MemberRounds::part(int m) const {
+  return partition(partition(ElemRange{0, count}, g, m), channels, channel);
+}
+
+Chunk MemberRounds::at(int m, Buffer buffer, int k) const {
+  const ElemRange p = part(m);
+  const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, p.count);
+  return Chunk{buffer, p.offset + from, std::min(round, p.count - from)};
+}
+
+MemberRounds member_rounds(std::uint64_t count, int gpus_per_node, int channels, int channel,
+                           std::uint64_t round_elems) {
+  MemberRounds r;
+  r.count = count;
+  r.g = std::max(1, gpus_per_node);
+  r.channels = std::max(1, channels);
+  r.channel = channel;
+  std::uint64_t longest = 0;
+  for (int m = 0; m < r.g; ++m)
+    longest = std::max(longest, r.part(m).count);
+  r.round = round_elems == 0 ? std::max<std::uint64_t>(1, longest)
+                             : std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(r.g));
+  r.rounds = static_cast<int>((longest + r.round - 1) / r.round);
+  return r;
 }
 
 }  // namespace cclab

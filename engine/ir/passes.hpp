@@ -14,9 +14,33 @@ namespace cclab {
 void expand_pass(const Pass& pass, int member, Program& program);
 void expand_ring_pass(const RingPass& pass, int member, Program& program);
 void expand_tree_pass(const TreePass& pass, int member, Program& program);
+// only_channel >= 0: that channel's ops alone (the cost walk times an NVLSTree pass channel by channel).
+void expand_nvls_tree_pass(const NvlsTreePass& pass, int member, Program& program, int only_channel = -1);
 
-// Ops the pass expands to, over all its members (exact, in O(C·P) for ring and tree passes).
+// Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree and NVLSTree passes).
 std::uint64_t pass_op_count(const Pass& pass);
+
+// The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c
+// of each block (nvls_tree, collnet, nvls_sharp): every member runs as many rounds on a channel (a switch
+// instance needs all its members), about round_elems / g elements each (0: one round). Member m's part and
+// its rounds are the same on every node, so partners across nodes agree on every range.
+struct MemberRounds {
+  std::uint64_t count = 0;  // the vector
+  int g = 1, channels = 1, channel = 0;
+  std::uint64_t round = 1;  // elements per round and member
+  int rounds = 0;
+  ElemRange part(int m) const;                  // member m's part on the channel
+  Chunk at(int m, Buffer buffer, int k) const;  // its round k (empty past its end)
+};
+MemberRounds member_rounds(std::uint64_t count, int gpus_per_node, int channels, int channel,
+                           std::uint64_t round_elems);
+
+// Ops of channel c of an NVLSTree pass, over all its members (exact).
+std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int channel);
+// Whether channels a and b of an NVLSTree pass do the same work: the same tree and the same parts.
+bool nvls_tree_channels_alike(const NvlsTreePass& pass, int a, int b);
+// The ops the cost walk expands: one channel of each kind (nvls_tree_channels_alike), two in an even split.
+std::uint64_t nvls_tree_walked_ops(const NvlsTreePass& pass);
 
 // Number of pipeline chunks for blocks of at most `largest_block` elements and a chunk of `chunk_elems` (0:
 // one).

@@ -330,6 +330,16 @@ std::string compact_to_json(const CompactSchedule& s) {
                   {"chunk_elems", tree->chunk_elems},
                   {"parents", parents}}
                  .dump();
+    } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
+      json parents = json::array();
+      for (const Tree& t : nt->trees)
+        parents.push_back(t.parent);
+      out += json{{"kind", "nvls_tree"},
+                  {"count", nt->count},
+                  {"round_elems", nt->round_elems},
+                  {"gpus_per_node", nt->gpus_per_node},
+                  {"node_parents", parents}}
+                 .dump();
     } else {
       std::string programs = schedule_to_json(std::get<ExplicitPass>(pass).programs);
       while (!programs.empty() && programs.back() == '\n')
@@ -445,11 +455,28 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
         tree.trees.push_back(
             tree_from_parents(members_list(parents[c], fmt::format("{}.parents[{}]", pf, c), n, -1)));
       passes.push_back(std::make_shared<const Pass>(std::move(tree)));
+    } else if (kind == "nvls_tree") {
+      const json& parents = in.member(pj, "node_parents", pf);
+      if (!parents.is_array() || parents.empty() || parents.size() > 4096 || !parents[0].is_array() ||
+          parents[0].empty())
+        in.fail(pf + ".node_parents",
+                "expected 1 to 4096 non-empty parent arrays over the nodes (-1 at the root)");
+      const int nodes = static_cast<int>(std::min<std::size_t>(parents[0].size(), 1 << 20));
+      NvlsTreePass nt;
+      nt.count = in.integer<std::uint64_t>(in.member(pj, "count", pf), pf + ".count", 0, UINT64_MAX / 2);
+      nt.round_elems =
+          in.integer<std::uint64_t>(in.member(pj, "round_elems", pf), pf + ".round_elems", 0, UINT64_MAX / 2);
+      nt.gpus_per_node =
+          in.integer<int>(in.member(pj, "gpus_per_node", pf), pf + ".gpus_per_node", 1, (1 << 20) / nodes);
+      for (std::size_t c = 0; c < parents.size(); ++c)
+        nt.trees.push_back(tree_from_parents(
+            members_list(parents[c], fmt::format("{}.node_parents[{}]", pf, c), nodes, -1)));
+      passes.push_back(std::make_shared<const Pass>(std::move(nt)));
     } else if (kind == "explicit") {
       passes.push_back(std::make_shared<const Pass>(ExplicitPass{
           schedule_from_json(in.member(pj, "schedule", pf).dump(), source + ": " + pf + ".schedule")}));
     } else {
-      in.fail(pf + ".kind", fmt::format("unknown value '{}' (valid: ring, tree, explicit)", kind));
+      in.fail(pf + ".kind", fmt::format("unknown value '{}' (valid: ring, tree, nvls_tree, explicit)", kind));
     }
   }
   auto place = [&](const json& v, const std::string& field) {

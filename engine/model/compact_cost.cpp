@@ -50,6 +50,22 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
         add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
       }
     }
+  } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
+    // Local rank m of each node sends its part up to its parent node's and receives the sum back.
+    const int g = nt->gpus_per_node;
+    for (int c = 0; c < nt->channels(); ++c) {
+      const MemberRounds pipe = member_rounds(nt->count, g, nt->channels(), c, nt->round_elems);
+      const Tree& t = nt->trees[c];
+      for (int n = 0; n < nt->nodes(); ++n) {
+        if (t.parent[n] < 0) continue;
+        for (int m = 0; m < g; ++m) {
+          const std::uint64_t part = pipe.part(m).count;
+          if (part == 0) continue;
+          add(n * g + m, t.parent[n] * g + m, 4 * c + 1, part);
+          add(t.parent[n] * g + m, n * g + m, 4 * c + 2, part);
+        }
+      }
+    }
   } else {
     const Schedule& programs = std::get<ExplicitPass>(pass).programs;
     for (int a = 0; a < programs.world_size(); ++a)
@@ -71,7 +87,28 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
   }
 }
 
+// Calls port(member, ir_channel, up_elements, down_elements) with what an NVLSTree pass's switch ops move
+// through each member's port, summed over the rounds (add_switch_ports' sums, without the ops): the reduce
+// sends up its copy of every member's part and takes its own back, the multicast the reverse.
+template <typename Port>
+void for_each_nvls_tree_port(const NvlsTreePass& nt, Port&& port) {
+  const int g = nt.gpus_per_node;
+  for (int c = 0; c < nt.channels(); ++c) {
+    const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), c, nt.round_elems);
+    if (pipe.rounds == 0) continue;  // nothing to reduce: no switch ops
+    std::uint64_t node_part = 0;     // every local rank's part: what one reduce reads across the node
+    for (int m = 0; m < g; ++m)
+      node_part += pipe.part(m).count;
+    for (int member = 0; member < nt.members(); ++member) {
+      const std::uint64_t own = pipe.part(member % g).count;
+      port(member, 4 * c, node_part, own);
+      port(member, 4 * c + 3, own, node_part);
+    }
+  }
+}
+
 bool has_switch_ops(const Pass& pass) {
+  if (std::holds_alternative<NvlsTreePass>(pass)) return true;
   const auto* x = std::get_if<ExplicitPass>(&pass);
   if (!x) return false;
   for (const Program& p : x->programs.ranks)
@@ -90,6 +127,73 @@ std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, c
   std::vector<double> end(ready.begin(), ready.end());
   for (std::size_t m = 0; m < end.size(); ++m)
     end[m] = std::max(end[m], run.rank_end_s[m]);
+  return end;
+}
+
+// An NVLSTree lane, walked channel by channel from its members' ready times. Its channels share no op, no
+// dep and no connection (channel c has IR channels 4c..4c+3, and ConnectionCosts fixes every share of a link
+// or port up front), so a member ends when its last channel does; channels that do the same work
+// (nvls_tree_channels_alike) at the same costs end alike, and only the first of each kind is walked: two in
+// an even split (the two trees), where the whole pass has C, in 1/C of the ops at a time.
+std::vector<double> walk_nvls_tree_lane(const NvlsTreePass& nt, const Lane& lane, const CollectiveSpec& spec,
+                                        std::span<const double> ready, const ConnectionCosts* costs,
+                                        const CostParams& params) {
+  const int g = nt.gpus_per_node, members = nt.members();
+  auto same_costs = [&](int a, int b) {
+    if (!costs) return true;
+    for (int x = 0; x < members; ++x) {
+      for (int k : {0, 3}) {
+        const ConnectionCosts::SwitchPort& p = costs->switch_port(lane.ranks[x], 4 * a + k);
+        const ConnectionCosts::SwitchPort& q = costs->switch_port(lane.ranks[x], 4 * b + k);
+        if (p.latency_s != q.latency_s || p.up_Bps != q.up_Bps || p.down_Bps != q.down_Bps) return false;
+      }
+    }
+    // Alike channels have the same edges (the same tree, the same parts): compare what each costs.
+    const Tree& t = nt.trees[a];
+    const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), a, nt.round_elems);
+    for (int n = 0; n < nt.nodes(); ++n) {
+      if (t.parent[n] < 0) continue;
+      for (int m = 0; m < g; ++m) {
+        if (pipe.part(m).count == 0) continue;
+        const int child = lane.ranks[n * g + m], parent = lane.ranks[t.parent[n] * g + m];
+        if (costs->at(child, parent, 4 * a + 1) != costs->at(child, parent, 4 * b + 1) ||
+            costs->at(parent, child, 4 * a + 2) != costs->at(parent, child, 4 * b + 2))
+          return false;
+      }
+    }
+    return true;
+  };
+  std::vector<double> end(ready.begin(), ready.end());
+  std::vector<std::pair<int, std::vector<double>>> walked;  // (channel, its members' ends)
+  CollectiveSpec sub = spec;
+  sub.world_size = members;
+  for (int c = 0; c < nt.channels(); ++c) {
+    if (member_rounds(nt.count, g, nt.channels(), c, nt.round_elems).rounds == 0) continue;  // no ops
+    const std::vector<double>* ends = nullptr;
+    for (const auto& [earlier, earlier_ends] : walked)
+      if (nvls_tree_channels_alike(nt, earlier, c) && same_costs(earlier, c)) {
+        ends = &earlier_ends;
+        break;
+      }
+    if (!ends) {
+      const std::uint64_t ops = nvls_tree_channel_ops(nt, c);
+      require_within_memory_budget(
+          ops * kExplicitBytesPerOp,
+          fmt::format("walking channel {} of nvls_tree over {} ranks ({} ops)", c, members, ops),
+          "a larger --chunk (fewer, larger rounds)");
+      Schedule programs = empty_schedule(sub, "nvls_tree");
+      programs.lanes_per_channel = 4;
+      for (int m = 0; m < members; ++m)
+        expand_nvls_tree_pass(nt, m, programs.ranks[m], c);
+      const WalkFrame frame{lane.ranks, ready};
+      const RunResult run =
+          costs ? walk_alpha_beta(programs, *costs, params, frame) : walk_steps(programs, frame);
+      walked.emplace_back(c, run.rank_end_s);
+      ends = &walked.back().second;
+    }
+    for (int m = 0; m < members; ++m)
+      end[m] = std::max(end[m], (*ends)[m]);
+  }
   return end;
 }
 
@@ -142,6 +246,9 @@ class LaneMemo {
           if (is_switch(op.kind)) w.ports.emplace_back(m, static_cast<int>(op.channel));
       std::sort(w.ports.begin(), w.ports.end());
       w.ports.erase(std::unique(w.ports.begin(), w.ports.end()), w.ports.end());
+    } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
+      for_each_nvls_tree_port(
+          *nt, [&](int m, int c, std::uint64_t, std::uint64_t) { w.ports.emplace_back(m, c); });
     }
     if (costs_) {
       for (const auto& [a, b, c] : w.connections)
@@ -190,6 +297,8 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
           end = time_ring_pass(*ring, lane.ranks, ready, pass_model);
         else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
           end = time_tree_pass(*tree, lane.ranks, ready, pass_model);
+        else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
+          end = walk_nvls_tree_lane(*nt, lane, s.spec, ready, costs, params);
         else
           end = walk_lane(lane, ready, costs, params);
         if (shared) memo.remember(lane, ready, end);
@@ -226,6 +335,8 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
       } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
         // One cell per (member, chunk, channel), each a few transfers up and down.
         work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree->channels();
+      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
+        work.walked_ops += nvls_tree_walked_ops(*nt);
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }
@@ -242,6 +353,11 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       if (!has_switch_ops(*lane.pass)) continue;
+      if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
+        for_each_nvls_tree_port(
+            *nt, [&](int m, int, std::uint64_t up, std::uint64_t) { bytes[lane.ranks[m]] += up * elem; });
+        continue;
+      }
       const std::vector<std::uint64_t> lane_bytes =
           switch_bytes_sent_per_rank(std::get<ExplicitPass>(*lane.pass).programs);
       for (std::size_t m = 0; m < lane_bytes.size(); ++m)
@@ -313,8 +429,14 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
   });
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
-      if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get()))
+      if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get())) {
         add_switch_ports(x->programs, costs, WalkFrame{lane.ranks, {}});
+      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
+        // Inside each node: NVLS through the GPU's NVSwitch port.
+        for_each_nvls_tree_port(*nt, [&](int m, int c, std::uint64_t up, std::uint64_t down) {
+          costs.add_switch(lane.ranks[m], c, up * elem, down * elem);
+        });
+      }
 }
 
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {

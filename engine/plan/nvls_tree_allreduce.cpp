@@ -4,110 +4,42 @@
 
 #include "common/error.hpp"
 #include "engine/ir/compact.hpp"
-#include "engine/ir/pipeline.hpp"
 #include "engine/plan/patterns.hpp"
 
 namespace cclab::planners {
 
-Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                             int channels, std::uint64_t round_elems) {
-  Schedule s = empty_schedule(spec, "nvls_tree");
-  s.lanes_per_channel = 4;  // IR channels 4c (reduce), 4c+1 (up), 4c+2 (down), 4c+3 (multicast): one channel
-  const int nodes = static_cast<int>(groups.size());
+CompactSchedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                                    int channels, std::uint64_t round_elems) {
   const int g = uniform_gpus_per_node(groups, spec, "nvls_tree");
-  if (plan_world_of_one(s)) return s;
-  channels = std::max(1, channels);
-  const std::uint64_t S = spec.count;
-  require_explicit_plan_fits(nvls_tree_ops_estimate(spec, g, channels, round_elems), "nvls_tree",
-                             spec.world_size, channels);
-  const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
-  std::vector<OpId> node_sum, reduced, sent_up, have, stored;
-  std::vector<std::vector<OpId>> got;  // per round: the children's receives
-  for (int c = 0; c < channels; ++c) {
-    const Tree& tree = trees[c % 2];
-    const int sw_reduce = 4 * c, up = 4 * c + 1, down = 4 * c + 2, sw_store = 4 * c + 3;
-    const MemberRounds pipe = member_rounds(S, g, channels, c, round_elems);
-    const int rounds = pipe.rounds;
-    for (int n = 0; n < nodes; ++n) {
-      const int group = groups[n][0];  // the node's first GPU names its switch group
-      const int parent_node = tree.parent[n];
-      for (int m = 0; m < g; ++m) {
-        const int rank = groups[n][m];
-        Program& program = s.ranks[rank];
-        ProgramBuilder b(program);
-        std::vector<int> children;
-        for (const int child : tree.children[n])
-          children.push_back(groups[child][m]);
-        const int parent = parent_node >= 0 ? groups[parent_node][m] : -1;
-        // Scratch: [0, S) receives the vector's sum from the parent (so that the receive need not wait for
-        // the send up of the same range), then a vector per child for its sums.
-        program.scratch_count = std::max<std::uint64_t>(program.scratch_count, S * (1 + children.size()));
-        auto at = [&](Buffer buffer, int k) { return pipe.at(m, buffer, k); };
-        // Child j's slot: scratch past the receive area, one vector per child.
-        auto slot = [&](std::size_t j, int k) {
-          const Chunk c = at(Buffer::Scratch, k);
-          return Chunk{Buffer::Scratch, (1 + j) * S + c.offset, c.count};
-        };
-        got.assign(rounds, {});
-        node_sum.assign(rounds, kNoOp);
-        stored.assign(rounds, kNoOp);
-        reduced.assign(rounds, kNoOp);
-        sent_up.assign(rounds, kNoOp);
-        have.assign(rounds, kNoOp);
-        // Reduce and multicast are streams of their own, as in NCCL's kernel (separate warps): the reduce of
-        // round k waits for the tree to have taken round k - kPostAhead - 1 up (its buffer slots), not for
-        // that round's way back down, and the two share the port like one channel (ConnectionCosts). On one
-        // IR channel, the reduce of round k + kPostAhead was issued after round k's multicast, which waits
-        // for the round to climb and descend the tree: a deep tree's round trip, not the links, set the pace.
-        // Receives are posted kPostAhead rounds ahead on their channels.
-        pipeline(
-            rounds,
-            [&](int k) {
-              const bool moves = at(Buffer::Output, k).count > 0;
-              const int taken_up = k - kPostAhead - 1;  // the round whose buffer slot this reduce reuses
-              const OpId freed = taken_up < 0                 ? kNoOp
-                                 : sent_up[taken_up] != kNoOp ? sent_up[taken_up]
-                                                              : reduced[taken_up];
-              // A channel's rounds go through the switch one after the other (its SMs issue them in turn).
-              node_sum[k] = b.switch_reduce(group, sw_reduce, at(Buffer::Input, k), at(Buffer::Output, k),
-                                            {k > 0 ? node_sum[k - 1] : kNoOp, freed});
-              reduced[k] = node_sum[k];
-              got[k].clear();
-              if (moves) {
-                // The children's sums land in their slots: a receive that waited for the switch reduce (a
-                // recv_reduce into the output) would tie the tree's progress to the switch channel's.
-                for (std::size_t j = 0; j < children.size(); ++j)
-                  got[k].push_back(b.recv(children[j], up, slot(j, k)));
-                if (parent >= 0) have[k] = b.recv(parent, down, at(Buffer::Scratch, k));
-              }
-            },
-            [&](int k) {
-              const bool moves = at(Buffer::Output, k).count > 0;
-              // The adds come kPostAhead rounds later in the channel's order: an add waits for its data, and
-              // placed at once it would hold back the next rounds' receives, so that each tree level would
-              // lag that many rounds more than the one below it.
-              for (std::size_t j = 0; j < got[k].size(); ++j)
-                reduced[k] = b.local_reduce(slot(j, k), at(Buffer::Output, k), {reduced[k], got[k][j]}, up);
-              if (parent >= 0 && moves) sent_up[k] = b.send(parent, up, at(Buffer::Output, k), {reduced[k]});
-              // The root's sum is in its output; everyone else's arrived in scratch.
-              const bool from_parent = have[k] != kNoOp;
-              if (!from_parent) have[k] = reduced[k];
-              const Chunk sum = from_parent ? at(Buffer::Scratch, k) : at(Buffer::Output, k);
-              std::vector<OpId> deps{have[k], sent_up[k], k > 0 ? stored[k - 1] : kNoOp};
-              if (moves)
-                for (const int child : children)
-                  deps.push_back(b.send(child, down, sum, {have[k]}));
-              stored[k] = b.switch_store(group, sw_store, sum, at(Buffer::Output, k), deps);
-            });
-      }
-    }
+  if (spec.world_size == 1) {
+    Schedule one = empty_schedule(spec, "nvls_tree");
+    plan_world_of_one(one);
+    return one_lane(spec, "nvls_tree", ExplicitPass{std::move(one)});
   }
+  const int nodes = static_cast<int>(groups.size());
+  NvlsTreePass pass;
+  pass.count = spec.count;
+  pass.round_elems = round_elems;
+  pass.gpus_per_node = g;
+  const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
+  for (int c = 0; c < std::max(1, channels); ++c)
+    pass.trees.push_back(trees[c % 2]);
+  CompactSchedule s(spec, "nvls_tree");
+  Lane lane;
+  for (const std::vector<int>& node : groups)
+    lane.ranks.insert(lane.ranks.end(), node.begin(), node.end());
+  lane.pass = std::make_shared<const Pass>(std::move(pass));
+  s.add_lane(std::move(lane));
+  s.params.lanes_per_channel = 4;  // IR channels 4c (reduce), 4c+1 (up), 4c+2 (down), 4c+3 (multicast)
   return s;
 }
 
 std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                      std::uint64_t round_elems) {
-  return member_ops_estimate(spec, gpus_per_node, channels, round_elems, 7);
+  // The cost walk expands one channel of each kind (engine/model/compact_cost.cpp): the two trees'.
+  const std::uint64_t all = member_ops_estimate(spec, gpus_per_node, channels, round_elems, 7);
+  const int c = std::max(1, channels);
+  return all / static_cast<std::uint64_t>(c) * static_cast<std::uint64_t>(std::min(c, 2));
 }
 
 }  // namespace cclab::planners

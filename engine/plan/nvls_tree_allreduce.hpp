@@ -27,18 +27,20 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/ir/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
 // groups: the ranks of each node in local order, all the same size; `channels` trees (and switch channels)
 // per local rank; rounds of about `round_elems` elements of the vector (round_elems / g per member; 0: one
-// round per channel).
-Schedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                             int channels, std::uint64_t round_elems);
+// round per channel). One NVLSTree pass (engine/ir/compact.hpp) over the nodes' ranks in that order, O(C·N)
+// data; engine/ir/nvls_tree_pass.cpp expands it.
+CompactSchedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                                    int channels, std::uint64_t round_elems);
 
-// About how many ops that plan holds, from its shape alone (per round and channel a rank runs two switch ops
-// and at most eight transfers and adds, two children in a binary tree; about seven on average).
+// About how many ops the cost walk expands, from the plan's shape alone: per round and channel a rank runs
+// two switch ops and at most eight transfers and adds (two children in a binary tree; about seven on
+// average), and the walk takes one channel of each tree at a time.
 std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                      std::uint64_t round_elems);
 

@@ -149,32 +149,6 @@ std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node,
   return static_cast<std::uint64_t>(spec.world_size) * c * rounds * ops_per_round;
 }
 
-ElemRange MemberRounds::part(int m) const {
-  return partition(partition(ElemRange{0, count}, g, m), channels, channel);
-}
-
-Chunk MemberRounds::at(int m, Buffer buffer, int k) const {
-  const ElemRange p = part(m);
-  const std::uint64_t from = std::min(static_cast<std::uint64_t>(k) * round, p.count);
-  return Chunk{buffer, p.offset + from, std::min(round, p.count - from)};
-}
-
-MemberRounds member_rounds(std::uint64_t count, int gpus_per_node, int channels, int channel,
-                           std::uint64_t round_elems) {
-  MemberRounds r;
-  r.count = count;
-  r.g = std::max(1, gpus_per_node);
-  r.channels = std::max(1, channels);
-  r.channel = channel;
-  std::uint64_t longest = 0;
-  for (int m = 0; m < r.g; ++m)
-    longest = std::max(longest, r.part(m).count);
-  r.round = round_elems == 0 ? std::max<std::uint64_t>(1, longest)
-                             : std::max<std::uint64_t>(1, round_elems / static_cast<std::uint64_t>(r.g));
-  r.rounds = static_cast<int>((longest + r.round - 1) / r.round);
-  return r;
-}
-
 void require_explicit_plan_fits(std::uint64_t ops, std::string_view algorithm, int world_size, int channels) {
   require_within_memory_budget(ops * kExplicitBytesPerOp,
                                fmt::format("{} over {} ranks ({} channels)", algorithm, world_size, channels),

@@ -55,20 +55,8 @@ bool plan_world_of_one(Schedule& s);
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                   std::uint64_t round_elems, std::uint64_t ops_per_round);
 
-// The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c
-// of each block (nvls_tree, collnet, nvls_sharp): every member runs as many rounds on a channel (a switch
-// instance needs all its members), about round_elems / g elements each (0: one round). Member m's part and
-// its rounds are the same on every node, so partners across nodes agree on every range.
-struct MemberRounds {
-  std::uint64_t count = 0;  // the vector
-  int g = 1, channels = 1, channel = 0;
-  std::uint64_t round = 1;  // elements per round and member
-  int rounds = 0;
-  ElemRange part(int m) const;                  // member m's part on the channel
-  Chunk at(int m, Buffer buffer, int k) const;  // its round k (empty past its end)
-};
-MemberRounds member_rounds(std::uint64_t count, int gpus_per_node, int channels, int channel,
-                           std::uint64_t round_elems);
+// MemberRounds, the pipeline of nvls_tree, collnet and nvls_sharp, is in engine/ir/passes.hpp (the
+// NVLSTree pass expands with it).
 
 // Refuses up front an explicit plan that would not fit the memory budget (the programs are built whole).
 void require_explicit_plan_fits(std::uint64_t ops, std::string_view algorithm, int world_size, int channels);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -185,15 +186,14 @@ std::vector<Algorithm> make_registry() {
             planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
   list.back().nccl = "NVLS";
-  // Allreduces that pipeline each local rank's block across nodes as one explicit program (nvls_tree,
-  // collnet, nvls_sharp): uniform nodes, `unsupported` says what else the topology must have; planned with
-  // `channels` by default; auto bounds them by `bound` and sizes them by `ops` before planning.
-  using AcrossNodes =
-      Schedule (*)(const CollectiveSpec&, const std::vector<std::vector<int>>&, int, std::uint64_t);
+  // Allreduces that pipeline each local rank's block across nodes (nvls_tree as its compact pass, collnet
+  // and nvls_sharp as one explicit program): uniform nodes, `unsupported` says what else the topology must
+  // have; planned with `channels` by default; auto bounds them by `bound` and sizes them by `ops` before
+  // planning.
   using OpsEstimate = std::uint64_t (*)(const CollectiveSpec&, int, int, std::uint64_t);
   auto add_across_nodes = [&](std::string name, std::string description,
                               std::optional<std::string> (*unsupported)(const Topology&), int channels,
-                              AcrossNodes planner, OpsEstimate ops, auto bound) {
+                              auto planner, OpsEstimate ops, auto bound) {
     add(
         std::move(name), Collective::AllReduce, std::move(description),
         [unsupported](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
@@ -203,7 +203,12 @@ std::vector<Algorithm> make_registry() {
         },
         [channels, planner](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
           const int c = channels_or(o, channels);
-          CompactSchedule plan = explicit_plan(planner(s, planners::node_groups(t), c, chunk_of(o, s)));
+          auto planned = planner(s, planners::node_groups(t), c, chunk_of(o, s));  // compact or explicit
+          CompactSchedule plan;
+          if constexpr (std::is_same_v<decltype(planned), Schedule>)
+            plan = explicit_plan(std::move(planned));
+          else
+            plan = std::move(planned);
           plan.params.channels = c;
           return plan;
         });

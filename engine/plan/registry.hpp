@@ -40,8 +40,9 @@ struct Algorithm {
   // Optional: a lower bound of the α-β time without planning (engine/model/lower_bound.hpp), for algorithms
   // whose plan is dear to make at scale (explicit passes); the others are bounded from their compact plan.
   std::function<double(const CollectiveSpec&, const MessageBounds&)> unplanned_bound;
-  // Optional: about how many ops its plan holds, known without planning, for algorithms planned as explicit
-  // programs of every rank; `auto` leaves out a plan above kAutoMaxExplicitOps (engine/plan/selection.hpp).
+  // Optional: about how many ops its cost walk expands, known without planning, for algorithms whose cost
+  // walks explicit programs (explicit plans, nvls_tree's channels); `auto` leaves out a plan above
+  // kAutoMaxExplicitOps (engine/plan/selection.hpp).
   std::function<std::uint64_t(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)>
       unplanned_ops;
   // NCCL's name for the algorithm (its NCCL_ALGO value: Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT),

@@ -92,7 +92,7 @@ std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const to
         Candidate c;
         c.algorithm = a.name;
         c.support = Support::no(fmt::format(
-            "not costed by auto: its plan is about {:.1f} M ops to build and walk (auto's limit {:.1f} M); "
+            "not costed by auto: its cost walk expands about {:.1f} M ops (auto's limit {:.1f} M); "
             "--algo {} costs it",
             static_cast<double>(ops) / 1e6, static_cast<double>(kAutoMaxExplicitOps) / 1e6, a.name));
         rows[i] = std::move(c);

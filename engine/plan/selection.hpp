@@ -44,10 +44,11 @@ struct Candidate {
   bool pruned = false;  // auto_table: not costed, its lower bound showed it cannot win
 };
 
-// The most ops `auto` plans and walks for one candidate whose plan is explicit programs of every rank (about
-// five seconds of walking on a 2-core machine, and 600 MB); above it the candidate is listed as not costed,
-// with its size, and `--algo NAME` still costs it. (nvls_tree over 1,024 H100 GPUs at 1 GiB is 7.3 M ops: 36
-// s and 1.9 GB for `plan --algo auto` before this limit.)
+// The most ops `auto` expands and walks for one candidate whose cost needs explicit programs (an explicit
+// plan whole; nvls_tree one channel of each of its trees at a time): about five seconds of walking on a
+// 2-core machine, and 600 MB. Above it the candidate is listed as not costed, with its size, and `--algo
+// NAME` still costs it. (nvls_tree over 1,024 H100 GPUs at 1 GiB was 7.3 M ops, all expanded at once: 36 s
+// and 1.9 GB for `plan --algo auto` before this limit; walked by channel it is 0.9 M.)
 inline constexpr std::uint64_t kAutoMaxExplicitOps = std::uint64_t{1} << 22;
 
 class Selector {
