@@ -174,6 +174,9 @@ check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/dat
 check algorithms-nccl-names 0 "nvls_tree +NVLSTree" -- "$cclab" algorithms
 check plan-nccl 0 "^plan: (ring|tree) allreduce" -- "$cclab" plan --topology dgx_a100:1 --size 8 --algo nccl
 check plan-nccl-alias 0 "^plan: nvls_tree allreduce" -- "$cclab" plan --topology dgx_h100:2 --size 1GiB --algo NVLSTree
+# NVLSTree is a compact pass: 16,384 GPUs plan and check at once (its expansion would be 117 M ops).
+check plan-nvls-tree-scale 0 "NVLS in each of 2048 nodes of 8 GPUs" -- "$cclab" plan --topology dgx_h100:2048 \
+  --size 1GiB --algo nvls_tree --cost never
 check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
 # Every shipped topology file loads, plans and verifies.

@@ -304,14 +304,24 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
         const int g = nt->gpus_per_node;
         text += fmt::format("{}NVLS in each of {} nodes of {} GPUs, a tree of nodes per local rank:\n",
                             indent, nt->nodes(), g);
+        int repeated = 0;  // channels whose tree an earlier channel has (NCCL's two trees, alternating)
         for (int c = 0; c < nt->channels(); ++c) {
           const Tree& t = nt->trees[c];
+          bool seen = false;
+          for (int d = 0; d < c && !seen; ++d)
+            seen = nt->trees[d].parent == t.parent;
+          if (seen) {
+            ++repeated;
+            continue;
+          }
           std::vector<int> parents;
           for (std::size_t n = 0; n < t.parent.size(); ++n)
             parents.push_back(t.parent[n] < 0 ? -1 : lane.ranks[t.parent[n] * g]);
           text += fmt::format("{}tree {}: root {}, depth {}, node parents {}\n", indent, c,
                               lane.ranks[t.root * g], t.depth(), clipped(parents));
         }
+        if (repeated > 0)
+          text += fmt::format("{}and {} more channels, each on one of these trees\n", indent, repeated);
       } else {
         const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;
         text += fmt::format("{}explicit {} on {}: {} ops\n", indent, programs.algorithm, clipped(lane.ranks),
