@@ -4,8 +4,8 @@
 //   one channel and one chunk per block, the smallest schedule each algorithm can have, so the figure is the
 //   engine's own cost per op;
 // - compact: the compact form as `cclab plan` works on it (O(C·P) preconditions for ring, tree and NVLSTree
-//   passes, the full verifier on explicit passes), 1 GiB with the default 8 channels and 1 MiB chunks, 1,024 … 16,384
-//   ranks of DGX H100 nodes (the topology is built once, outside the timing).
+//   passes, the full verifier on explicit passes), 1 GiB with the default channels and 1 MiB chunks,
+//   1,024 … 16,384 ranks of DGX H100 nodes (the topology is built once, outside the timing).
 //   build/bench/plan_verify_bench --benchmark_filter='ring/4096'
 //   build/bench/plan_verify_bench --benchmark_filter='compact'
 #include <benchmark/benchmark.h>
