@@ -2,7 +2,8 @@
 // (world sizes up to 64, awkward counts, every dtype, 1 to 3 channels, both hierarchical inter algorithms)
 // and topology-derived worlds, the explicit schedule that expansion yields equals, op for op, the one the
 // planners produced before the compact form existed. Those schedules are kept as 64-bit fingerprints in
-// tests/data/explicit_fingerprints.txt, written by the explicit planners of commit 29d80e7.
+// tests/data/explicit_fingerprints.txt, written by the explicit planners of commit 29d80e7 (the collnet
+// and nvls_sharp points on SHARP presets by those of commit 0a3314b, before their compact pass).
 //
 // To regenerate on purpose (a planner change that alters schedules):
 //   CCLAB_WRITE_FINGERPRINTS=tests/data/explicit_fingerprints.txt build/tests/expansion_test
@@ -80,13 +81,14 @@ struct Point {
 
 std::vector<Point> matrix_points() {
   std::vector<Point> points;
+  // name: the topology as the key names it (its preset string where t.name() drops keys that matter).
   auto add = [&](const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, int root,
-                 const PlanOptions& o) {
+                 const PlanOptions& o, const std::string& name = "") {
     const CollectiveSpec spec = spec_for(t, a.collective, count, dtype, ReduceOp::Sum, root);
     if (!a.supports(spec, t, o).ok) return;
-    const std::string key =
-        fmt::format("{}/{} {} count={} {} root={} chunk={} channels={} inter={}", to_string(a.collective),
-                    a.name, t.name(), count, to_string(dtype), root, o.chunk_bytes, o.channels, o.inter);
+    const std::string key = fmt::format("{}/{} {} count={} {} root={} chunk={} channels={} inter={}",
+                                        to_string(a.collective), a.name, name.empty() ? t.name() : name,
+                                        count, to_string(dtype), root, o.chunk_bytes, o.channels, o.inter);
     points.push_back({key, fingerprint(a.plan(spec, t, o))});
   };
   for (const Algorithm& a : algorithms()) {
@@ -118,6 +120,24 @@ std::vector<Point> matrix_points() {
           o.chunk_bytes = 256;
           o.inter = inter;
           add(a, t, 37ULL * world + 3, DType::F32, world - 1, o);
+        }
+      }
+    }
+    // In-network reduction needs SHARP switches: the algorithms that use them, on SHARP presets.
+    if (a.name == "collnet" || a.name == "nvls_sharp") {
+      for (const char* pattern :
+           {"dgx_a100:{},sharp=1", "dgx_h100:{},sharp=1", "dgx_h100:{},sharp=1,gpus=3"}) {
+        for (int nodes : {2, 3, 5}) {
+          const std::string name = fmt::format(fmt::runtime(pattern), nodes);
+          const topo::Topology t = topo::make_preset(name);
+          const int world = static_cast<int>(t.gpus().size());
+          for (int channels : {0, 1, 3}) {
+            PlanOptions o;
+            o.chunk_bytes = 256;
+            o.channels = channels;
+            for (std::uint64_t count : {std::uint64_t{5}, std::uint64_t{37ULL * world + 3}})
+              add(a, t, count, DType::F32, 0, o, name);
+          }
         }
       }
     }
