@@ -208,7 +208,7 @@ void run_plan(const PlanArgs& args) {
              count_explicit_ops(s));
   fmt::print("verify: OK, {} (plan {:.3f} s, verify {:.3f} s)\n",
              depth == VerifyDepth::All ? "every op, out-of-place and in-place"
-                                       : "ring/tree/NVLSTree preconditions, explicit passes in full",
+                                       : "ring/tree/NVLSTree/SHARP preconditions, explicit passes in full",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
   print_figures(args, s, topology, cost, costed ? &*costed : nullptr);
 }

@@ -28,7 +28,7 @@ void add_verify_command(CLI::App& app) {
     fmt::print("OK: {} {} over {} ranks, {} ops: {}\n", verified->algorithm,
                to_string(verified->spec.collective), verified->world_size(), ops,
                *patterns
-                   ? "ring/tree/NVLSTree preconditions and explicit passes check out"
+                   ? "ring/tree/NVLSTree/SHARP preconditions and explicit passes check out"
                    : "matching, deps, progress, races and result check out (out-of-place and in-place)");
   });
 }

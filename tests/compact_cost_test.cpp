@@ -143,6 +143,74 @@ TEST(CompactCostNvlsTree, WalksOneChannelOfEachKindAndEqualsTheWholeWalk) {
   }
 }
 
+// SHARP passes (collnet: direct messages inside nodes; nvls_sharp: NVLS inside nodes) are walked one channel
+// of each kind at a time (the same parts and rounds: one in an even split) and come out as the walk of their
+// whole expansion, on SHARP presets (a NIC per GPU, or two GPUs per NIC), several channels and counts that
+// leave channels without a round; an odd GPU count per node makes uneven parts.
+TEST(CompactCostSharp, WalksOneChannelOfEachKindAndEqualsTheWholeWalk) {
+  for (const char* name : {"collnet", "nvls_sharp"}) {
+    const Algorithm& a = require_algorithm(Collective::AllReduce, name);
+    for (const char* preset :
+         {"dgx_h100:3,sharp=1", "dgx_a100:2,sharp=1,nics=4", "dgx_h100:2,sharp=1,gpus=3"}) {
+      const topo::Topology t = topo::make_preset(preset);
+      for (int channels : {0, 3}) {
+        PlanOptions o;
+        o.chunk_bytes = 1 << 16;
+        o.channels = channels;
+        for (Protocol protocol : {Protocol::Raw, Protocol::Simple}) {
+          CostParams params;
+          params.protocol = protocol;
+          for (std::uint64_t n :
+               {std::uint64_t{1} << 20, std::uint64_t{1000003}, std::uint64_t{37}, std::uint64_t{5}}) {
+            expect_same(a, t, n, o, params);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+      const std::uint64_t count = std::uint64_t{1} << 20;
+      const CollectiveSpec spec = spec_for(t, Collective::AllReduce, count, DType::F32);
+      if (!a.supports(spec, t, PlanOptions{}).ok) continue;  // nvls_sharp needs NVLS: Hopper
+      const CompactSchedule s = a.compact(spec, t, PlanOptions{.chunk_bytes = 1 << 16});
+      const auto& sp = std::get<SharpPass>(*s.phases()[0].lanes[0].pass);
+      ASSERT_GE(sp.channels(), 2) << name << " " << preset;
+      if (t.gpus().size() % 3 != 0) {  // parts divide evenly: every channel is channel 0 again
+        EXPECT_TRUE(sharp_channels_alike(sp, 0, sp.channels() - 1)) << name << " " << preset;
+        EXPECT_EQ(sharp_walked_ops(sp) * sp.nodes, sharp_channel_ops(sp, 0)) << name << " " << preset;
+        EXPECT_EQ(count_explicit_ops(s), sp.channels() * sharp_channel_ops(sp, 0)) << name << " " << preset;
+      }
+      EXPECT_EQ(estimate_cost_work(s).walked_ops, sharp_walked_ops(sp)) << name << " " << preset;
+      EXPECT_EQ(count_explicit_ops(s), to_explicit(s).num_ops()) << name << " " << preset;
+    }
+  }
+}
+
+// Where one node differs (a slower NIC link, or an NVLink port), the nodes are not alike and the SHARP walk
+// takes them all; it still equals the walk of the whole expansion, and the slower node slows everyone.
+TEST(CompactCostSharp, NodesThatDifferAreWalkedTogether) {
+  for (const char* name : {"collnet", "nvls_sharp"}) {
+    const Algorithm& a = require_algorithm(Collective::AllReduce, name);
+    for (const topo::LinkKind kind : {topo::LinkKind::InfiniBand, topo::LinkKind::NvSwitch}) {
+      topo::Topology t = topo::make_preset("dgx_h100:3,sharp=1");
+      const topo::VertexId gpu = t.gpus().at(9);  // node 1
+      std::size_t slow = t.links().size();
+      for (std::size_t l = 0; l < t.links().size() && slow == t.links().size(); ++l)
+        if (t.links()[l].kind == kind &&
+            (kind == topo::LinkKind::NvSwitch
+                 ? t.links()[l].a == gpu || t.links()[l].b == gpu
+                 : t.vertex(t.links()[l].a).node == 1 || t.vertex(t.links()[l].b).node == 1))
+          slow = l;
+      ASSERT_LT(slow, t.links().size());
+      const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 1 << 20, DType::F32);
+      const PlanOptions o{.chunk_bytes = 1 << 16};
+      const double uniform = estimate_compact_cost(a.compact(spec, t, o), t, CostParams{}).total_s;
+      t.degrade_link(slow, 0.25, 0);
+      expect_same(a, t, 1 << 20, o, CostParams{});
+      if (HasFatalFailure()) return;
+      EXPECT_GT(estimate_compact_cost(a.compact(spec, t, o), t, CostParams{}).total_s, uniform) << name;
+    }
+  }
+}
+
 // Equal blocks on multi-node presets: the recurrence skips whole periods of its steady state. Under NCCL's
 // protocols the period is a node's worth of steps (a ring's slow inter-node hop travels around it), not one;
 // the times still equal the explicit walk.

@@ -185,7 +185,8 @@ TEST(Compact, OpCountAndPreconditionsForEveryPlanner) {
   for (const Algorithm& a : algorithms()) {
     for (const std::string& preset :
          {std::string("pcie_server:5,gpus=1"), std::string("dgx_a100:2"), std::string("pcie_server:3,gpus=3"),
-          std::string("dgx_h100:3,gpus=3")}) {
+          std::string("dgx_h100:3,gpus=3"), std::string("dgx_h100:3,gpus=3,sharp=1"),
+          std::string("dgx_a100:2,sharp=1,nics=4")}) {
       const topo::Topology t = topo::make_preset(preset);
       PlanOptions o;
       o.chunk_bytes = 64;
@@ -287,6 +288,44 @@ TEST(Compact, NvlsTreeIsPlannedCompactAtScale) {
   expect_rejected(bad, "nodes' tree 0");
 }
 
+// CollNet and NVLS with SHARP are planned as their compact pass: at 2,048 DGX H100 nodes a 1 GiB plan is a
+// handful of numbers, not the tens of millions of ops of its expansion. A pass whose IR channels would not
+// fit an op's channel field, or that has no channels, is refused.
+TEST(Compact, SharpPassesArePlannedCompactAtScale) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2048,sharp=1");
+  const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 1ULL << 28, DType::F32, ReduceOp::Sum, 0);
+  PlanOptions o;
+  o.chunk_bytes = 1 << 20;
+  for (const char* name : {"collnet", "nvls_sharp"}) {
+    const CompactSchedule s = require_algorithm(Collective::AllReduce, name).compact(spec, t, o);
+    ASSERT_EQ(s.phases().size(), 1u) << name;
+    const auto* pass = std::get_if<SharpPass>(s.phases()[0].lanes[0].pass.get());
+    ASSERT_NE(pass, nullptr) << name;
+    EXPECT_EQ(pass->nodes, 2048) << name;
+    EXPECT_EQ(pass->gpus_per_node, 8) << name;
+    EXPECT_EQ(pass_name(*s.phases()[0].lanes[0].pass), name);
+    EXPECT_GT(count_explicit_ops(s), 10'000'000u) << name;
+    EXPECT_EQ(check_compact(s), std::nullopt) << name;
+  }
+  const topo::Topology small = topo::make_preset("dgx_h100:2,gpus=2,sharp=1");
+  const CompactSchedule fine =
+      require_algorithm(Collective::AllReduce, "collnet")
+          .compact(spec_for(small, Collective::AllReduce, 100, DType::F32), small, o);
+  ASSERT_EQ(check_compact(fine), std::nullopt);
+  auto with = [&](SharpPass p) {
+    CompactSchedule s(fine.spec, "collnet");
+    s.add_lane(Lane{fine.phases()[0].lanes[0].ranks, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output},
+                    std::make_shared<const Pass>(p)});
+    return s;
+  };
+  SharpPass wide = std::get<SharpPass>(*fine.phases()[0].lanes[0].pass);
+  wide.channel_count = 65535 / 3 + 1;  // three IR channels per channel of two GPUs per node
+  expect_rejected(with(wide), "more than 65,535 IR channels");
+  SharpPass none = wide;
+  none.channel_count = 0;
+  expect_rejected(with(none), "without channels");
+}
+
 TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
   const topo::Topology t = testing::flat_topology(64);
   PlanOptions o;
@@ -310,7 +349,7 @@ TEST(CompactJson, RoundTripsEveryPlanner) {
   for (const Algorithm& a : algorithms()) {
     for (const std::string& preset :
          {std::string("pcie_server:3,gpus=1"), std::string("pcie_server:2,gpus=3"),
-          std::string("dgx_h100:3,gpus=2")}) {
+          std::string("dgx_h100:3,gpus=2"), std::string("dgx_h100:3,gpus=2,sharp=1")}) {
       const topo::Topology t = topo::make_preset(preset);
       PlanOptions o;
       o.chunk_bytes = 64;

@@ -101,6 +101,24 @@ std::optional<std::string> check_nvls_tree(const NvlsTreePass& p) {
   return std::nullopt;
 }
 
+// A SHARP pass: GPUs, nodes and channels, countable rounds, IR channels that fit an op's channel field. By
+// construction of the expansion, the members of a SHARP group (local rank m of every node) run the same
+// rounds of the same range in the same order on the network IR channel (MemberRounds depends on m and the
+// channel only), and a node's members the same rounds of their switch instance or their messages to each
+// other, so every instance finds all its members and every message its receive.
+std::optional<std::string> check_sharp(const SharpPass& p) {
+  if (p.channels() < 1) return "a SHARP pass without channels";
+  if (p.gpus_per_node < 1 || p.nodes < 1)
+    return fmt::format("a SHARP pass over {} nodes of {} GPUs", p.nodes, p.gpus_per_node);
+  if (static_cast<long long>(p.ir_channels_per_channel()) * p.channels() > 65535)
+    return fmt::format("{} channels of {} GPUs per node need more than 65,535 IR channels", p.channels(),
+                       p.gpus_per_node);
+  const std::uint64_t per_member = partition(p.count, p.gpus_per_node, 0).count;
+  const std::uint64_t round = std::max<std::uint64_t>(1, p.round_elems / p.gpus_per_node);
+  if (p.round_elems > 0 && per_member / round > INT_MAX) return "too many rounds per channel";
+  return std::nullopt;
+}
+
 Extents ring_extents(const RingPass& p, int m) {
   Extents e;
   const std::uint64_t own = partition(p.count, p.members(), m).count;
@@ -147,6 +165,9 @@ std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane
     } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
       e[Buffer::Input].cover(0, nt->count);
       e[Buffer::Output].cover(0, nt->count);
+    } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
+      e[Buffer::Input].cover(0, sp->count);
+      e[Buffer::Output].cover(0, sp->count);
     } else {
       const CollectiveSpec& sub = std::get<ExplicitPass>(pass).programs.spec;
       e[Buffer::Input].cover(0, input_count(sub, m));
@@ -209,6 +230,8 @@ std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth d
           error = check_tree(*tree);
         else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
           error = check_nvls_tree(*nt);
+        else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
+          error = check_sharp(*sp);
         else
           error = verify(std::get<ExplicitPass>(*lane.pass).programs);
         if (error) return where(*error);

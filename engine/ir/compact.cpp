@@ -61,6 +61,8 @@ std::string_view pass_name(const Pass& pass) {
       return "tree";
     case 2:
       return "nvls_tree";
+    case 3:
+      return std::get<SharpPass>(pass).intra == SharpIntra::Nvls ? "nvls_sharp" : "collnet";
     default:
       return "explicit";
   }
@@ -124,6 +126,7 @@ int ir_channels(const Pass& pass) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
   if (const auto* tree = std::get_if<TreePass>(&pass)) return 2 * tree->channels();
   if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return 4 * nt->channels();
+  if (const auto* sp = std::get_if<SharpPass>(&pass)) return sp->ir_channels_per_channel() * sp->channels();
   return std::get<ExplicitPass>(pass).programs.num_channels();
 }
 
@@ -322,6 +325,12 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
         }
         if (repeated > 0)
           text += fmt::format("{}and {} more channels, each on one of these trees\n", indent, repeated);
+      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
+        text += fmt::format(
+            "{}SHARP across {} nodes of {} GPUs, one group per local rank, {} inside each node, {} "
+            "channels\n",
+            indent, sp->nodes, sp->gpus_per_node, sp->intra == SharpIntra::Nvls ? "NVLS" : "direct messages",
+            sp->channels());
       } else {
         const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;
         text += fmt::format("{}explicit {} on {}: {} ops\n", indent, programs.algorithm, clipped(lane.ranks),

@@ -10,13 +10,16 @@
 //                   | TreePass    one tree over the members per channel: reduce up, broadcast down
 //                   | NvlsTreePass NCCL's NVLSTree: in-switch reduce in each node, a tree of nodes per local
 //                                rank, in-switch multicast back, pipelined round by round
+//                   | SharpPass   in-network (SHARP) reduction across nodes per local rank, with direct
+//                                messages (CollNetDirect) or NVLS inside each node, round by round
 //                   | ExplicitPass programs per member (halving-doubling, chains, loaded JSON, ...)
 //
-// Ring, tree and NVLSTree passes hold O(C·P) data; their expansion is what the explicit planners used to
-// emit, op for op (tests/expansion_test.cpp pins that across the planner matrix). Phases join as in NCCL's
-// grouped calls: on each rank, the first op of each channel of a phase (and every op without deps) waits for
-// the ops of the rank's previous phase that nothing else waits for (its sinks), which orders the whole
-// previous phase first. Scratch is shared between phases (they never overlap in time on a rank).
+// Ring, tree, NVLSTree and SHARP passes hold O(C·P) data or less; their expansion is what the explicit
+// planners used to emit, op for op (tests/expansion_test.cpp pins that across the planner matrix). Phases
+// join as in NCCL's grouped calls: on each rank, the first op of each channel of a phase (and every op
+// without deps) waits for the ops of the rank's previous phase that nothing else waits for (its sinks), which
+// orders the whole previous phase first. Scratch is shared between phases (they never overlap in time on a
+// rank).
 #pragma once
 
 #include <cstdint>
@@ -97,14 +100,42 @@ struct NvlsTreePass {
   int channels() const { return static_cast<int>(trees.size()); }
 };
 
+// In-network reduction across nodes (InfiniBand SHARP through NCCL's CollNet plugin): `nodes` ×
+// gpus_per_node members, member n·g + m being local rank m of node n. Channel c gives local rank m block m of
+// the vector, part c of it, in rounds of round_elems / g elements (MemberRounds, engine/ir/passes.hpp); local
+// rank m of every node is one SHARP group (named by member m, node 0's), which sums the node sums of each
+// round across nodes on the channel's network IR channel, at most kPostAhead rounds in flight. Inside nodes:
+//   Direct: NCCL's CollNetDirect (engine/plan/collnet_allreduce.hpp). Peers send each other their shares of
+//           each round and the results back over point-to-point messages: per channel an IR channel for
+//           each pair of local ranks' scatter, one for the network, one for each pair's gather, g(g−1) + 1.
+//   Nvls:   NCCL's NVLS across nodes (engine/plan/nvls_sharp_allreduce.hpp). The NVSwitch reduces each round
+//           across the node and multicasts the network's sum back: IR channel 2c, the network 2c + 1.
+enum class SharpIntra { Direct, Nvls };
+struct SharpPass {
+  SharpIntra intra = SharpIntra::Direct;
+  std::uint64_t count = 0;
+  std::uint64_t round_elems = 0;  // 0: one round
+  int gpus_per_node = 1;
+  int nodes = 1;
+  int channel_count = 1;
+
+  int members() const { return nodes * gpus_per_node; }
+  int channels() const { return channel_count; }
+  // IR channels per channel: Direct g(g−1) + 1, Nvls 2.
+  int ir_channels_per_channel() const {
+    return intra == SharpIntra::Nvls ? 2 : gpus_per_node * (gpus_per_node - 1) + 1;
+  }
+};
+
 // Any schedule, as explicit programs of its members (world_size = members).
 struct ExplicitPass {
   Schedule programs;
   int members() const { return programs.world_size(); }
 };
 
-using Pass = std::variant<RingPass, TreePass, NvlsTreePass, ExplicitPass>;
-std::string_view pass_name(const Pass& pass);  // "ring", "tree", "nvls_tree", "explicit"
+using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, ExplicitPass>;
+// "ring", "tree", "nvls_tree", "collnet" or "nvls_sharp" (a SharpPass, Direct or Nvls), "explicit"
+std::string_view pass_name(const Pass& pass);
 
 // Where a pass's buffer lives in a member's global buffers: `buffer` at `offset`, plus, when member_blocks
 // > 0, the offset of the member's block in the balanced partition of `blocks_of` elements into

@@ -4,6 +4,32 @@
 #include <cstdint>
 
 namespace cclab {
+namespace {
+
+// Whether channels a and b of a MemberRounds pipeline give every local rank the same part in the same rounds.
+bool same_member_rounds(std::uint64_t count, int g, int channels, std::uint64_t round_elems, int a, int b) {
+  const MemberRounds x = member_rounds(count, g, channels, a, round_elems);
+  const MemberRounds y = member_rounds(count, g, channels, b, round_elems);
+  if (x.rounds != y.rounds || x.round != y.round) return false;
+  for (int m = 0; m < g; ++m)
+    if (x.part(m).count != y.part(m).count) return false;
+  return true;
+}
+
+// The ops of the first channel of each kind (alike(a, b): channels a and b do the same work).
+template <typename Alike, typename Ops>
+std::uint64_t ops_of_one_channel_per_kind(int channels, Alike&& alike, Ops&& ops) {
+  std::uint64_t total = 0;
+  for (int c = 0; c < channels; ++c) {
+    bool seen = false;
+    for (int earlier = 0; earlier < c && !seen; ++earlier)
+      seen = alike(earlier, c);
+    if (!seen) total = std::min(total + ops(c), UINT64_MAX / 256);
+  }
+  return total;
+}
+
+}  // namespace
 
 int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems) {
   if (chunk_elems == 0 || largest_block <= chunk_elems) return 1;
@@ -14,6 +40,7 @@ void expand_pass(const Pass& pass, int member, Program& program) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return expand_ring_pass(*ring, member, program);
   if (const auto* tree = std::get_if<TreePass>(&pass)) return expand_tree_pass(*tree, member, program);
   if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return expand_nvls_tree_pass(*nt, member, program);
+  if (const auto* sp = std::get_if<SharpPass>(&pass)) return expand_sharp_pass(*sp, member, program);
   program = std::get<ExplicitPass>(pass).programs.ranks.at(member);
 }
 
@@ -52,7 +79,45 @@ std::uint64_t pass_op_count(const Pass& pass) {
       total = std::min(total + nvls_tree_channel_ops(*nt, c), UINT64_MAX / 256);
     return total;
   }
+  if (const auto* sp = std::get_if<SharpPass>(&pass)) {
+    std::uint64_t total = 0;
+    for (int c = 0; c < sp->channels(); ++c)
+      total = std::min(total + sharp_channel_ops(*sp, c), UINT64_MAX / 256);
+    return total;
+  }
   return std::get<ExplicitPass>(pass).programs.num_ops();
+}
+
+std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
+  // Per member and round (engine/ir/sharp_pass.cpp). Nvls: an in-switch reduce, the network's reduce and an
+  // in-switch multicast, every round. Direct: on each round that moves member m's part, m sends its share to
+  // each peer and receives theirs, adds them up (g - 1 adds), runs the network's reduce and sends the result
+  // to each peer, and each peer receives it: 5(g - 1) + 1, counted on the round's owner.
+  const int g = pass.gpus_per_node;
+  const MemberRounds pipe = member_rounds(pass.count, g, pass.channels(), c, pass.round_elems);
+  unsigned __int128 per_node = 0;
+  if (pass.intra == SharpIntra::Nvls) {
+    per_node = 3 * static_cast<unsigned __int128>(g) * static_cast<std::uint64_t>(pipe.rounds);
+  } else {
+    for (int m = 0; m < g; ++m) {
+      const std::uint64_t moving = (pipe.part(m).count + pipe.round - 1) / pipe.round;
+      per_node += static_cast<unsigned __int128>(moving) * (5 * static_cast<std::uint64_t>(g - 1) + 1);
+    }
+  }
+  const unsigned __int128 total = per_node * static_cast<std::uint64_t>(pass.nodes);
+  return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+}
+
+bool sharp_channels_alike(const SharpPass& pass, int a, int b) {
+  return same_member_rounds(pass.count, pass.gpus_per_node, pass.channels(), pass.round_elems, a, b);
+}
+
+std::uint64_t sharp_walked_ops(const SharpPass& pass) {
+  SharpPass one = pass;  // nodes alike: node 0 alone is walked
+  one.nodes = 1;
+  return ops_of_one_channel_per_kind(
+      one.channels(), [&](int a, int b) { return sharp_channels_alike(one, a, b); },
+      [&](int c) { return sharp_channel_ops(one, c); });
 }
 
 std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int c) {
@@ -74,25 +139,14 @@ std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int c) {
 }
 
 bool nvls_tree_channels_alike(const NvlsTreePass& pass, int a, int b) {
-  if (pass.trees[a].parent != pass.trees[b].parent) return false;
-  const int g = pass.gpus_per_node, channels = pass.channels();
-  const MemberRounds x = member_rounds(pass.count, g, channels, a, pass.round_elems);
-  const MemberRounds y = member_rounds(pass.count, g, channels, b, pass.round_elems);
-  if (x.rounds != y.rounds || x.round != y.round) return false;
-  for (int m = 0; m < g; ++m)
-    if (x.part(m).count != y.part(m).count) return false;
-  return true;
+  return pass.trees[a].parent == pass.trees[b].parent &&
+         same_member_rounds(pass.count, pass.gpus_per_node, pass.channels(), pass.round_elems, a, b);
 }
 
 std::uint64_t nvls_tree_walked_ops(const NvlsTreePass& pass) {
-  std::uint64_t total = 0;
-  for (int c = 0; c < pass.channels(); ++c) {
-    bool seen = false;
-    for (int earlier = 0; earlier < c && !seen; ++earlier)
-      seen = nvls_tree_channels_alike(pass, earlier, c);
-    if (!seen) total = std::min(total + nvls_tree_channel_ops(pass, c), UINT64_MAX / 256);
-  }
-  return total;
+  return ops_of_one_channel_per_kind(
+      pass.channels(), [&](int a, int b) { return nvls_tree_channels_alike(pass, a, b); },
+      [&](int c) { return nvls_tree_channel_ops(pass, c); });
 }
 
 ElemRange MemberRounds::part(int m) const {

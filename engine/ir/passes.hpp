@@ -17,7 +17,10 @@ void expand_tree_pass(const TreePass& pass, int member, Program& program);
 // only_channel >= 0: that channel's ops alone (the cost walk times an NVLSTree pass channel by channel).
 void expand_nvls_tree_pass(const NvlsTreePass& pass, int member, Program& program, int only_channel = -1);
 
-// Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree and NVLSTree passes).
+// only_channel >= 0: that channel's ops alone, as for NVLSTree.
+void expand_sharp_pass(const SharpPass& pass, int member, Program& program, int only_channel = -1);
+
+// Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree, NVLSTree and SHARP passes).
 std::uint64_t pass_op_count(const Pass& pass);
 
 // The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c
@@ -41,6 +44,14 @@ std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int channel);
 bool nvls_tree_channels_alike(const NvlsTreePass& pass, int a, int b);
 // The ops the cost walk expands: one channel of each kind (nvls_tree_channels_alike), two in an even split.
 std::uint64_t nvls_tree_walked_ops(const NvlsTreePass& pass);
+
+// Ops of channel c of a SHARP pass, over all its members (exact).
+std::uint64_t sharp_channel_ops(const SharpPass& pass, int channel);
+// Whether channels a and b of a SHARP pass do the same work: the same parts and rounds.
+bool sharp_channels_alike(const SharpPass& pass, int a, int b);
+// The ops the cost walk expands where the nodes are alike (uniform nodes and fabric): one node's of one
+// channel of each kind, one channel in an even split. Nodes that differ are walked all together.
+std::uint64_t sharp_walked_ops(const SharpPass& pass);
 
 // Number of pipeline chunks for blocks of at most `largest_block` elements and a chunk of `chunk_elems` (0:
 // one).

@@ -340,6 +340,15 @@ std::string compact_to_json(const CompactSchedule& s) {
                   {"gpus_per_node", nt->gpus_per_node},
                   {"node_parents", parents}}
                  .dump();
+    } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
+      out += json{{"kind", "sharp"},
+                  {"intra", sp->intra == SharpIntra::Nvls ? "nvls" : "direct"},
+                  {"count", sp->count},
+                  {"round_elems", sp->round_elems},
+                  {"gpus_per_node", sp->gpus_per_node},
+                  {"nodes", sp->nodes},
+                  {"channels", sp->channel_count}}
+                 .dump();
     } else {
       std::string programs = schedule_to_json(std::get<ExplicitPass>(pass).programs);
       while (!programs.empty() && programs.back() == '\n')
@@ -472,11 +481,30 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
         nt.trees.push_back(tree_from_parents(
             members_list(parents[c], fmt::format("{}.node_parents[{}]", pf, c), nodes, -1)));
       passes.push_back(std::make_shared<const Pass>(std::move(nt)));
+    } else if (kind == "sharp") {
+      SharpPass sp;
+      sp.intra = in.choice(
+          in.member(pj, "intra", pf), pf + ".intra",
+          [](std::string_view name) -> std::optional<SharpIntra> {
+            if (name == "direct") return SharpIntra::Direct;
+            if (name == "nvls") return SharpIntra::Nvls;
+            return std::nullopt;
+          },
+          "direct, nvls");
+      sp.count = in.integer<std::uint64_t>(in.member(pj, "count", pf), pf + ".count", 0, UINT64_MAX / 2);
+      sp.round_elems =
+          in.integer<std::uint64_t>(in.member(pj, "round_elems", pf), pf + ".round_elems", 0, UINT64_MAX / 2);
+      sp.nodes = in.integer<int>(in.member(pj, "nodes", pf), pf + ".nodes", 1, 1 << 20);
+      sp.gpus_per_node =
+          in.integer<int>(in.member(pj, "gpus_per_node", pf), pf + ".gpus_per_node", 1, (1 << 20) / sp.nodes);
+      sp.channel_count = in.integer<int>(in.member(pj, "channels", pf), pf + ".channels", 1, 65535);
+      passes.push_back(std::make_shared<const Pass>(sp));
     } else if (kind == "explicit") {
       passes.push_back(std::make_shared<const Pass>(ExplicitPass{
           schedule_from_json(in.member(pj, "schedule", pf).dump(), source + ": " + pf + ".schedule")}));
     } else {
-      in.fail(pf + ".kind", fmt::format("unknown value '{}' (valid: ring, tree, nvls_tree, explicit)", kind));
+      in.fail(pf + ".kind",
+              fmt::format("unknown value '{}' (valid: ring, tree, nvls_tree, sharp, explicit)", kind));
     }
   }
   auto place = [&](const json& v, const std::string& field) {

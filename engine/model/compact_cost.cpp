@@ -66,6 +66,29 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
         }
       }
     }
+  } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
+    // Direct: inside each node, member m sends each peer j its share of j's part (scatter) and the result of
+    // its own part back (gather), each pair and direction on IR channels of its own. Nvls: none.
+    if (sp->intra != SharpIntra::Direct) return;
+    const int g = sp->gpus_per_node, pairs = g * (g - 1) / 2, lanes = sp->ir_channels_per_channel();
+    const auto pair = [&](int a, int b) {
+      if (a > b) std::swap(a, b);
+      return a * g - a * (a + 1) / 2 + (b - a - 1);
+    };
+    for (int c = 0; c < sp->channels(); ++c) {
+      const MemberRounds pipe = member_rounds(sp->count, g, sp->channels(), c, sp->round_elems);
+      for (int n = 0; n < sp->nodes; ++n) {
+        for (int m = 0; m < g; ++m) {
+          for (int j = 0; j < g; ++j) {
+            if (j == m) continue;
+            if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
+              add(n * g + m, n * g + j, c * lanes + pair(m, j), theirs);
+            if (const std::uint64_t own = pipe.part(m).count; own > 0)
+              add(n * g + m, n * g + j, c * lanes + pairs + 1 + pair(m, j), own);
+          }
+        }
+      }
+    }
   } else {
     const Schedule& programs = std::get<ExplicitPass>(pass).programs;
     for (int a = 0; a < programs.world_size(); ++a)
@@ -87,28 +110,44 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
   }
 }
 
-// Calls port(member, ir_channel, up_elements, down_elements) with what an NVLSTree pass's switch ops move
-// through each member's port, summed over the rounds (add_switch_ports' sums, without the ops): the reduce
-// sends up its copy of every member's part and takes its own back, the multicast the reverse.
+// Calls port(member, ir_channel, up_elements, down_elements, across_nodes) with what a compact pass's switch
+// ops move through each member's port, summed over the rounds (add_switch_ports' sums, without the ops): a
+// reduce sends up its copy of every member's part and takes its own back, a multicast the reverse; a SHARP
+// reduce (across_nodes: its group is local rank m of every node) sends its node's sum of its part and takes
+// the network's back. Ring, tree and explicit passes: none here (explicit lanes declare theirs from the ops).
 template <typename Port>
-void for_each_nvls_tree_port(const NvlsTreePass& nt, Port&& port) {
-  const int g = nt.gpus_per_node;
-  for (int c = 0; c < nt.channels(); ++c) {
-    const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), c, nt.round_elems);
+void for_each_switch_port(const Pass& pass, Port&& port) {
+  const auto* nt = std::get_if<NvlsTreePass>(&pass);
+  const auto* sp = std::get_if<SharpPass>(&pass);
+  if (!nt && !sp) return;
+  const int g = nt ? nt->gpus_per_node : sp->gpus_per_node;
+  const int channels = nt ? nt->channels() : sp->channels();
+  const int members = nt ? nt->members() : sp->members();
+  for (int c = 0; c < channels; ++c) {
+    const MemberRounds pipe = nt ? member_rounds(nt->count, g, channels, c, nt->round_elems)
+                                 : member_rounds(sp->count, g, channels, c, sp->round_elems);
     if (pipe.rounds == 0) continue;  // nothing to reduce: no switch ops
-    std::uint64_t node_part = 0;     // every local rank's part: what one reduce reads across the node
+    std::uint64_t node_part = 0;  // every local rank's part: what one in-switch reduce reads across the node
     for (int m = 0; m < g; ++m)
       node_part += pipe.part(m).count;
-    for (int member = 0; member < nt.members(); ++member) {
+    for (int member = 0; member < members; ++member) {
       const std::uint64_t own = pipe.part(member % g).count;
-      port(member, 4 * c, node_part, own);
-      port(member, 4 * c + 3, own, node_part);
+      if (nt) {
+        port(member, 4 * c, node_part, own, false);
+        port(member, 4 * c + 3, own, node_part, false);
+      } else if (sp->intra == SharpIntra::Nvls) {
+        port(member, 2 * c, node_part + own, own + node_part, false);  // the reduce and the multicast
+        port(member, 2 * c + 1, own, own, true);
+      } else if (own > 0) {  // Direct: SHARP reduces on rounds that move the member's part only
+        const int pairs = g * (g - 1) / 2;
+        port(member, c * sp->ir_channels_per_channel() + pairs, own, own, true);
+      }
     }
   }
 }
 
 bool has_switch_ops(const Pass& pass) {
-  if (std::holds_alternative<NvlsTreePass>(pass)) return true;
+  if (std::holds_alternative<NvlsTreePass>(pass) || std::holds_alternative<SharpPass>(pass)) return true;
   const auto* x = std::get_if<ExplicitPass>(&pass);
   if (!x) return false;
   for (const Program& p : x->programs.ranks)
@@ -130,61 +169,61 @@ std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, c
   return end;
 }
 
-// An NVLSTree lane, walked channel by channel from its members' ready times. Its channels share no op, no
-// dep and no connection (channel c has IR channels 4c..4c+3, and ConnectionCosts fixes every share of a link
-// or port up front), so a member ends when its last channel does; channels that do the same work
-// (nvls_tree_channels_alike) at the same costs end alike, and only the first of each kind is walked: two in
-// an even split (the two trees), where the whole pass has C, in 1/C of the ops at a time.
-std::vector<double> walk_nvls_tree_lane(const NvlsTreePass& nt, const Lane& lane, const CollectiveSpec& spec,
-                                        std::span<const double> ready, const ConnectionCosts* costs,
-                                        const CostParams& params) {
-  const int g = nt.gpus_per_node, members = nt.members();
+// A lane of an NVLSTree or SHARP pass, walked channel by channel from its members' ready times. Its channels
+// share no op, no dep and no connection (channel c has IR channels of its own: per_channel of them, from
+// c·per_channel), and ConnectionCosts fixes every share of a link or port up front, so a member ends when its
+// last channel does; channels that do the same work (`alike`: the same parts and rounds, NVLSTree's the same
+// tree too) at the same costs end alike, and only the first of each kind is walked: NVLSTree's two trees, a
+// SHARP pass's one channel in an even split, where the whole pass has C, in 1/C of the ops at a time.
+template <typename P, typename Alike, typename ChannelOps, typename Expand>
+std::vector<double> walk_channel_by_channel(const P& pass, const Lane& lane, const CollectiveSpec& spec,
+                                            int per_channel, std::span<const double> ready,
+                                            const ConnectionCosts* costs, const CostParams& params,
+                                            Alike&& alike, ChannelOps&& channel_ops, Expand&& expand) {
+  const int g = pass.gpus_per_node, members = pass.members();
+  const std::string_view name = pass_name(*lane.pass);
+  // Whether channel b costs what channel a does: every connection and switch port of a, moved to b's IR
+  // channels, costs the same.
   auto same_costs = [&](int a, int b) {
     if (!costs) return true;
-    for (int x = 0; x < members; ++x) {
-      for (int k : {0, 3}) {
-        const ConnectionCosts::SwitchPort& p = costs->switch_port(lane.ranks[x], 4 * a + k);
-        const ConnectionCosts::SwitchPort& q = costs->switch_port(lane.ranks[x], 4 * b + k);
-        if (p.latency_s != q.latency_s || p.up_Bps != q.up_Bps || p.down_Bps != q.down_Bps) return false;
-      }
-    }
-    // Alike channels have the same edges (the same tree, the same parts): compare what each costs.
-    const Tree& t = nt.trees[a];
-    const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), a, nt.round_elems);
-    for (int n = 0; n < nt.nodes(); ++n) {
-      if (t.parent[n] < 0) continue;
-      for (int m = 0; m < g; ++m) {
-        if (pipe.part(m).count == 0) continue;
-        const int child = lane.ranks[n * g + m], parent = lane.ranks[t.parent[n] * g + m];
-        if (costs->at(child, parent, 4 * a + 1) != costs->at(child, parent, 4 * b + 1) ||
-            costs->at(parent, child, 4 * a + 2) != costs->at(parent, child, 4 * b + 2))
-          return false;
-      }
-    }
-    return true;
+    const int first = a * per_channel, shift = (b - a) * per_channel;
+    auto ours = [&](int channel) { return channel >= first && channel < first + per_channel; };
+    bool same = true;
+    for_each_switch_port(*lane.pass, [&](int m, int channel, std::uint64_t, std::uint64_t, bool) {
+      if (!same || !ours(channel)) return;
+      const ConnectionCosts::SwitchPort& p = costs->switch_port(lane.ranks[m], channel);
+      const ConnectionCosts::SwitchPort& q = costs->switch_port(lane.ranks[m], channel + shift);
+      same = p.latency_s == q.latency_s && p.up_Bps == q.up_Bps && p.down_Bps == q.down_Bps;
+    });
+    for_each_pass_connection(*lane.pass, [&](int x, int y, int channel, std::uint64_t) {
+      if (!same || !ours(channel)) return;
+      same = costs->at(lane.ranks[x], lane.ranks[y], channel) ==
+             costs->at(lane.ranks[x], lane.ranks[y], channel + shift);
+    });
+    return same;
   };
   std::vector<double> end(ready.begin(), ready.end());
   std::vector<std::pair<int, std::vector<double>>> walked;  // (channel, its members' ends)
   CollectiveSpec sub = spec;
   sub.world_size = members;
-  for (int c = 0; c < nt.channels(); ++c) {
-    if (member_rounds(nt.count, g, nt.channels(), c, nt.round_elems).rounds == 0) continue;  // no ops
+  for (int c = 0; c < pass.channels(); ++c) {
+    if (member_rounds(pass.count, g, pass.channels(), c, pass.round_elems).rounds == 0) continue;  // no ops
     const std::vector<double>* ends = nullptr;
     for (const auto& [earlier, earlier_ends] : walked)
-      if (nvls_tree_channels_alike(nt, earlier, c) && same_costs(earlier, c)) {
+      if (alike(earlier, c) && same_costs(earlier, c)) {
         ends = &earlier_ends;
         break;
       }
     if (!ends) {
-      const std::uint64_t ops = nvls_tree_channel_ops(nt, c);
+      const std::uint64_t ops = channel_ops(c);
       require_within_memory_budget(
           ops * kExplicitBytesPerOp,
-          fmt::format("walking channel {} of nvls_tree over {} ranks ({} ops)", c, members, ops),
+          fmt::format("walking channel {} of {} over {} ranks ({} ops)", c, name, members, ops),
           "a larger --chunk (fewer, larger rounds)");
-      Schedule programs = empty_schedule(sub, "nvls_tree");
-      programs.lanes_per_channel = 4;
+      Schedule programs = empty_schedule(sub, std::string(name));
+      programs.lanes_per_channel = per_channel;
       for (int m = 0; m < members; ++m)
-        expand_nvls_tree_pass(nt, m, programs.ranks[m], c);
+        expand(m, programs.ranks[m], c);
       const WalkFrame frame{lane.ranks, ready};
       const RunResult run =
           costs ? walk_alpha_beta(programs, *costs, params, frame) : walk_steps(programs, frame);
@@ -194,6 +233,67 @@ std::vector<double> walk_nvls_tree_lane(const NvlsTreePass& nt, const Lane& lane
     for (int m = 0; m < members; ++m)
       end[m] = std::max(end[m], (*ends)[m]);
   }
+  return end;
+}
+
+std::vector<double> walk_nvls_tree_lane(const NvlsTreePass& nt, const Lane& lane, const CollectiveSpec& spec,
+                                        std::span<const double> ready, const ConnectionCosts* costs,
+                                        const CostParams& params) {
+  return walk_channel_by_channel(
+      nt, lane, spec, 4, ready, costs, params,
+      [&](int a, int b) { return nvls_tree_channels_alike(nt, a, b); },
+      [&](int c) { return nvls_tree_channel_ops(nt, c); },
+      [&](int m, Program& program, int c) { expand_nvls_tree_pass(nt, m, program, c); });
+}
+
+// Whether every node of a SHARP lane sees what node 0 does: the same ready times and, member for member, the
+// same cost on every connection and switch port. Nodes meet only in the SHARP instances, which start when
+// their last member does and end when the slowest member's port is through, so alike nodes run alike.
+bool sharp_nodes_alike(const SharpPass& sp, const Lane& lane, std::span<const double> ready,
+                       const ConnectionCosts* costs) {
+  const int g = sp.gpus_per_node;
+  for (std::size_t x = 0; x < ready.size(); ++x)
+    if (ready[x] != ready[x % g]) return false;
+  if (!costs) return true;
+  bool same = true;
+  for_each_switch_port(*lane.pass, [&](int m, int channel, std::uint64_t, std::uint64_t, bool) {
+    if (!same || m < g) return;
+    const ConnectionCosts::SwitchPort& p = costs->switch_port(lane.ranks[m], channel);
+    const ConnectionCosts::SwitchPort& q = costs->switch_port(lane.ranks[m % g], channel);
+    same = p.latency_s == q.latency_s && p.up_Bps == q.up_Bps && p.down_Bps == q.down_Bps;
+  });
+  for_each_pass_connection(*lane.pass, [&](int x, int y, int channel, std::uint64_t) {
+    if (!same || x < g) return;
+    same = costs->at(lane.ranks[x], lane.ranks[y], channel) ==
+           costs->at(lane.ranks[x % g], lane.ranks[y % g], channel);
+  });
+  return same;
+}
+
+// A SHARP lane, channel by channel; where its nodes are alike (uniform nodes and fabric), node 0 alone, each
+// SHARP group being its one member there: the other nodes end as it does.
+std::vector<double> walk_sharp_lane(const SharpPass& sp, const Lane& lane, const CollectiveSpec& spec,
+                                    std::span<const double> ready, const ConnectionCosts* costs,
+                                    const CostParams& params) {
+  auto walk = [&](const SharpPass& pass, const Lane& on, std::span<const double> from) {
+    return walk_channel_by_channel(
+        pass, on, spec, pass.ir_channels_per_channel(), from, costs, params,
+        [&](int a, int b) { return sharp_channels_alike(pass, a, b); },
+        [&](int c) { return sharp_channel_ops(pass, c); },
+        [&](int m, Program& program, int c) { expand_sharp_pass(pass, m, program, c); });
+  };
+  if (sp.nodes < 2 || !sharp_nodes_alike(sp, lane, ready, costs)) return walk(sp, lane, ready);
+  const int g = sp.gpus_per_node;
+  SharpPass one = sp;
+  one.nodes = 1;
+  Lane node0{{lane.ranks.begin(), lane.ranks.begin() + g},
+             lane.input,
+             lane.output,
+             std::make_shared<const Pass>(one)};
+  const std::vector<double> ends = walk(one, node0, ready.first(g));
+  std::vector<double> end(ready.size());
+  for (std::size_t x = 0; x < end.size(); ++x)
+    end[x] = ends[x % g];
   return end;
 }
 
@@ -246,9 +346,9 @@ class LaneMemo {
           if (is_switch(op.kind)) w.ports.emplace_back(m, static_cast<int>(op.channel));
       std::sort(w.ports.begin(), w.ports.end());
       w.ports.erase(std::unique(w.ports.begin(), w.ports.end()), w.ports.end());
-    } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
-      for_each_nvls_tree_port(
-          *nt, [&](int m, int c, std::uint64_t, std::uint64_t) { w.ports.emplace_back(m, c); });
+    } else {
+      for_each_switch_port(
+          *lane.pass, [&](int m, int c, std::uint64_t, std::uint64_t, bool) { w.ports.emplace_back(m, c); });
     }
     if (costs_) {
       for (const auto& [a, b, c] : w.connections)
@@ -299,6 +399,8 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
           end = time_tree_pass(*tree, lane.ranks, ready, pass_model);
         else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
           end = walk_nvls_tree_lane(*nt, lane, s.spec, ready, costs, params);
+        else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
+          end = walk_sharp_lane(*sp, lane, s.spec, ready, costs, params);
         else
           end = walk_lane(lane, ready, costs, params);
         if (shared) memo.remember(lane, ready, end);
@@ -308,6 +410,28 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
     }
   }
   return rank_end;
+}
+
+// A compact lane's switch ports (for_each_switch_port). A group reduces in the network where its members span
+// nodes, as in_network_groups decides for explicit lanes: a SHARP group is local rank m of every node, an
+// in-switch group the members of one node.
+void declare_switch_ports(const Pass& pass, const Lane& lane, ConnectionCosts& costs, std::uint64_t elem) {
+  const auto* nt = std::get_if<NvlsTreePass>(&pass);
+  const auto* sp = std::get_if<SharpPass>(&pass);
+  if (!nt && !sp) return;
+  const int g = nt ? nt->gpus_per_node : sp->gpus_per_node, nodes = nt ? nt->nodes() : sp->nodes;
+  const topo::Topology& t = costs.topology();
+  auto node = [&](int n, int m) { return t.node_of_rank(lane.ranks[n * g + m]); };
+  std::vector<std::uint8_t> sharp_spans(g, 0), node_spans(nodes, 0);
+  for (int n = 0; n < nodes; ++n)
+    for (int m = 0; m < g; ++m) {
+      sharp_spans[m] |= node(n, m) != node(0, m);
+      node_spans[n] |= node(n, m) != node(n, 0);
+    }
+  for_each_switch_port(pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool across) {
+    const bool in_network = across ? sharp_spans[m % g] != 0 : node_spans[m / g] != 0;
+    costs.add_switch(lane.ranks[m], c, up * elem, down * elem, in_network);
+  });
 }
 
 }  // namespace
@@ -337,6 +461,8 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
         work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree->channels();
       } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
         work.walked_ops += nvls_tree_walked_ops(*nt);
+      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
+        work.walked_ops += sharp_walked_ops(*sp);
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }
@@ -353,9 +479,10 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       if (!has_switch_ops(*lane.pass)) continue;
-      if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
-        for_each_nvls_tree_port(
-            *nt, [&](int m, int, std::uint64_t up, std::uint64_t) { bytes[lane.ranks[m]] += up * elem; });
+      if (!std::holds_alternative<ExplicitPass>(*lane.pass)) {
+        for_each_switch_port(*lane.pass, [&](int m, int, std::uint64_t up, std::uint64_t, bool) {
+          bytes[lane.ranks[m]] += up * elem;
+        });
         continue;
       }
       const std::vector<std::uint64_t> lane_bytes =
@@ -431,11 +558,8 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
     for (const Lane& lane : phase.lanes)
       if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get())) {
         add_switch_ports(x->programs, costs, WalkFrame{lane.ranks, {}});
-      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
-        // Inside each node: NVLS through the GPU's NVSwitch port.
-        for_each_nvls_tree_port(*nt, [&](int m, int c, std::uint64_t up, std::uint64_t down) {
-          costs.add_switch(lane.ranks[m], c, up * elem, down * elem);
-        });
+      } else {
+        declare_switch_ports(*lane.pass, lane, costs, elem);
       }
 }
 

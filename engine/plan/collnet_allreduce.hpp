@@ -1,4 +1,5 @@
-// NCCL's CollNetDirect allreduce (2.14+; the CollNet plugin over InfiniBand SHARP), as one pipelined program:
+// NCCL's CollNetDirect allreduce (2.14+; the CollNet plugin over InfiniBand SHARP), planned as a SHARP pass
+// (engine/ir/compact.hpp; its expansion, engine/ir/sharp_pass.cpp, is the pipelined program below):
 // inside each node every GPU sums its block of the vector from all its peers over direct point-to-point
 // messages, the network's switches sum those node sums across nodes (in-network reduction: local rank m of
 // every node is one SHARP group, each GPU over its own NIC), and every GPU sends the result of its block back
@@ -26,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/schedule.hpp"
+#include "engine/ir/compact.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::planners {
@@ -37,14 +38,15 @@ inline constexpr int kCollNetDefaultChannels = 2;
 
 // groups: the ranks of each node in local order, all the same size; `channels` channels; rounds of about
 // `round_elems` elements of the vector (round_elems / g per member; 0: one round per channel).
-Schedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                           int channels, std::uint64_t round_elems);
+CompactSchedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                                  int channels, std::uint64_t round_elems);
 
 // Why CollNet cannot run on `t`, or nullopt when it can: several nodes, and every GPU's NIC on a network
 // switch with SHARP (topo::sharp_port, Vertex::sharp).
 std::optional<std::string> collnet_unsupported(const topo::Topology& t);
 
-// About how many ops that plan holds, from its shape alone (per round and channel a rank runs 5(g−1) + 1).
+// About how many ops the cost walk expands at once, from the plan's shape alone (per round and channel a
+// rank runs 5(g−1) + 1; one node of one channel of each kind is walked where nodes are alike).
 std::uint64_t collnet_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                    std::uint64_t round_elems);
 

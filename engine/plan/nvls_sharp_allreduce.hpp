@@ -18,16 +18,17 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/ir/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
 // groups: the ranks of each node in local order, all the same size; `channels` channels; rounds of about
 // `round_elems` elements of the vector (round_elems / g per member; 0: one round per channel).
-Schedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                              int channels, std::uint64_t round_elems);
+CompactSchedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
+                                     int channels, std::uint64_t round_elems);
 
-// About how many ops that plan holds (three per member, round and channel).
+// About how many ops the cost walk expands at once (three per member, round and channel; one channel of
+// each kind is walked, on one node where nodes are alike).
 std::uint64_t nvls_sharp_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                       std::uint64_t round_elems);
 

@@ -11,11 +11,7 @@ namespace cclab::planners {
 CompactSchedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                                     int channels, std::uint64_t round_elems) {
   const int g = uniform_gpus_per_node(groups, spec, "nvls_tree");
-  if (spec.world_size == 1) {
-    Schedule one = empty_schedule(spec, "nvls_tree");
-    plan_world_of_one(one);
-    return one_lane(spec, "nvls_tree", ExplicitPass{std::move(one)});
-  }
+  if (spec.world_size == 1) return compact_world_of_one(spec, "nvls_tree");
   const int nodes = static_cast<int>(groups.size());
   NvlsTreePass pass;
   pass.count = spec.count;
@@ -24,14 +20,8 @@ CompactSchedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vecto
   const std::vector<Tree> trees{binary_tree(nodes), complementary_binary_tree(nodes)};
   for (int c = 0; c < std::max(1, channels); ++c)
     pass.trees.push_back(trees[c % 2]);
-  CompactSchedule s(spec, "nvls_tree");
-  Lane lane;
-  for (const std::vector<int>& node : groups)
-    lane.ranks.insert(lane.ranks.end(), node.begin(), node.end());
-  lane.pass = std::make_shared<const Pass>(std::move(pass));
-  s.add_lane(std::move(lane));
-  s.params.lanes_per_channel = 4;  // IR channels 4c (reduce), 4c+1 (up), 4c+2 (down), 4c+3 (multicast)
-  return s;
+  // IR channels 4c (reduce), 4c+1 (up), 4c+2 (down), 4c+3 (multicast)
+  return node_major_plan(spec, "nvls_tree", groups, std::move(pass), 4);
 }
 
 std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/memory.hpp"
 
 namespace cclab::planners {
 
@@ -140,6 +139,25 @@ bool plan_world_of_one(Schedule& s) {
   return true;
 }
 
+CompactSchedule compact_world_of_one(const CollectiveSpec& spec, const std::string& algorithm) {
+  Schedule one = empty_schedule(spec, algorithm);
+  plan_world_of_one(one);
+  return one_lane(spec, algorithm, ExplicitPass{std::move(one)});
+}
+
+CompactSchedule node_major_plan(const CollectiveSpec& spec, const std::string& algorithm,
+                                const std::vector<std::vector<int>>& groups, Pass pass,
+                                int lanes_per_channel) {
+  CompactSchedule s(spec, algorithm);
+  Lane lane;
+  for (const std::vector<int>& node : groups)
+    lane.ranks.insert(lane.ranks.end(), node.begin(), node.end());
+  lane.pass = std::make_shared<const Pass>(std::move(pass));
+  s.add_lane(std::move(lane));
+  s.params.lanes_per_channel = lanes_per_channel;
+  return s;
+}
+
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                   std::uint64_t round_elems, std::uint64_t ops_per_round) {
   const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));
@@ -147,12 +165,6 @@ std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node,
   const std::uint64_t per_member = std::max<std::uint64_t>(1, round_elems / g);
   const std::uint64_t rounds = round_elems == 0 ? 1 : spec.count / (g * c) / per_member + 1;
   return static_cast<std::uint64_t>(spec.world_size) * c * rounds * ops_per_round;
-}
-
-void require_explicit_plan_fits(std::uint64_t ops, std::string_view algorithm, int world_size, int channels) {
-  require_within_memory_budget(ops * kExplicitBytesPerOp,
-                               fmt::format("{} over {} ranks ({} channels)", algorithm, world_size, channels),
-                               "a larger --chunk (fewer, larger rounds) or fewer --channels");
 }
 
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype) {

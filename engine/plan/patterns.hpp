@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +51,13 @@ int uniform_gpus_per_node(const std::vector<std::vector<int>>& groups, const Col
                           std::string_view algorithm);
 // A world of one rank: its output is its input. True when `s` was that (and is now complete).
 bool plan_world_of_one(Schedule& s);
+// The compact plan of a world of one: that copy, as an explicit pass.
+CompactSchedule compact_world_of_one(const CollectiveSpec& spec, const std::string& algorithm);
+// A plan of one lane running `pass` (nvls_tree, collnet, nvls_sharp) over the nodes' ranks in node-major
+// order, member n·g + m being groups[n][m]; lanes_per_channel IR channels make one network channel.
+CompactSchedule node_major_plan(const CollectiveSpec& spec, const std::string& algorithm,
+                                const std::vector<std::vector<int>>& groups, Pass pass,
+                                int lanes_per_channel);
 // Ops of a plan whose every rank runs `ops_per_round` ops per round and channel, with rounds of round_elems /
 // g elements of each member's block (at least one round; 0: one round): the planners' op estimates.
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
@@ -57,9 +65,6 @@ std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node,
 
 // MemberRounds, the pipeline of nvls_tree, collnet and nvls_sharp, is in engine/ir/passes.hpp (the
 // NVLSTree pass expands with it).
-
-// Refuses up front an explicit plan that would not fit the memory budget (the programs are built whole).
-void require_explicit_plan_fits(std::uint64_t ops, std::string_view algorithm, int world_size, int channels);
 
 // Elements per chunk for a chunk size in bytes (0 means unchunked).
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -186,10 +185,9 @@ std::vector<Algorithm> make_registry() {
             planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
       });
   list.back().nccl = "NVLS";
-  // Allreduces that pipeline each local rank's block across nodes (nvls_tree as its compact pass, collnet
-  // and nvls_sharp as one explicit program): uniform nodes, `unsupported` says what else the topology must
-  // have; planned with `channels` by default; auto bounds them by `bound` and sizes them by `ops` before
-  // planning.
+  // Allreduces that pipeline each local rank's block across nodes (compact NVLSTree and SHARP passes):
+  // uniform nodes, `unsupported` says what else the topology must have; planned with `channels` by default;
+  // auto bounds them by `bound` and sizes their cost walks by `ops` before planning.
   using OpsEstimate = std::uint64_t (*)(const CollectiveSpec&, int, int, std::uint64_t);
   auto add_across_nodes = [&](std::string name, std::string description,
                               std::optional<std::string> (*unsupported)(const Topology&), int channels,
@@ -203,12 +201,7 @@ std::vector<Algorithm> make_registry() {
         },
         [channels, planner](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
           const int c = channels_or(o, channels);
-          auto planned = planner(s, planners::node_groups(t), c, chunk_of(o, s));  // compact or explicit
-          CompactSchedule plan;
-          if constexpr (std::is_same_v<decltype(planned), Schedule>)
-            plan = explicit_plan(std::move(planned));
-          else
-            plan = std::move(planned);
+          CompactSchedule plan = planner(s, planners::node_groups(t), c, chunk_of(o, s));
           plan.params.channels = c;
           return plan;
         });
