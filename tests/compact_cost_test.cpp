@@ -211,6 +211,22 @@ TEST(CompactCostSharp, NodesThatDifferAreWalkedTogether) {
   }
 }
 
+// The work estimate that decides whether `cclab plan` costs by default counts a tree's channels of one shape
+// once, as the recurrence times them: on DGX nodes the channels' trees are few shapes over shifted ranks.
+TEST(CompactCostTree, WorkCountsEachShapeOfChannelOnce) {
+  const topo::Topology t = topo::make_preset("dgx_h100:4");
+  const Algorithm& a = require_algorithm(Collective::AllReduce, "tree");
+  const CompactSchedule s = a.compact(spec_for(t, Collective::AllReduce, 1 << 24, DType::F32), t,
+                                      PlanOptions{.chunk_bytes = 1 << 16});
+  const auto& tree = std::get<TreePass>(*s.phases()[0].lanes[0].pass);
+  const std::uint64_t per_channel = static_cast<std::uint64_t>(tree.members()) * tree.rounds();
+  ASSERT_GE(tree.channels(), 4);
+  const std::uint64_t cells = estimate_cost_work(s).tree_cells;
+  EXPECT_EQ(cells % per_channel, 0u);
+  EXPECT_GE(cells / per_channel, 1u);
+  EXPECT_LT(cells / per_channel, static_cast<std::uint64_t>(tree.channels()));
+}
+
 // Equal blocks on multi-node presets: the recurrence skips whole periods of its steady state. Under NCCL's
 // protocols the period is a node's worth of steps (a ring's slow inter-node hop travels around it), not one;
 // the times still equal the explicit walk.

@@ -412,6 +412,23 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
   return rank_end;
 }
 
+// How many channels of a tree pass differ in shape: child counts in breadth-first order from the root, and
+// the slice.
+std::uint64_t tree_shapes(const TreePass& tree) {
+  std::vector<std::vector<std::uint64_t>> shapes;
+  for (int c = 0; c < tree.channels(); ++c) {
+    const Tree& t = tree.trees[c];
+    std::vector<std::uint64_t> shape{partition(tree.count, tree.channels(), c).count};
+    std::vector<int> order{t.root};
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      shape.push_back(t.children[order[i]].size());
+      order.insert(order.end(), t.children[order[i]].begin(), t.children[order[i]].end());
+    }
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
+  }
+  return shapes.size();
+}
+
 // A compact lane's switch ports (for_each_switch_port). A group reduces in the network where its members span
 // nodes, as in_network_groups decides for explicit lanes: a SHARP group is local rank m of every node, an
 // in-switch group the members of one node.
@@ -457,8 +474,11 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
         work.ring_cells +=
             skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves : full;
       } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-        // One cell per (member, chunk, channel), each a few transfers up and down.
-        work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree->channels();
+        // One cell per (member, chunk, channel), each a few transfers up and down; channels of one shape (the
+        // same child counts breadth first and the same slice: a DGX fabric's trees over shifted local
+        // ranks) are timed once where their costs agree too (engine/model/tree_timing.cpp), as they do on
+        // uniform fabrics, so those count once.
+        work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree_shapes(*tree);
       } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
         work.walked_ops += nvls_tree_walked_ops(*nt);
       } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
