@@ -1,7 +1,6 @@
 #include "engine/plan/collnet_allreduce.hpp"
 
 #include <algorithm>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -13,20 +12,7 @@ namespace cclab::planners {
 
 CompactSchedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                                   int channels, std::uint64_t round_elems) {
-  const int g = uniform_gpus_per_node(groups, spec, "collnet");
-  if (spec.world_size == 1) return compact_world_of_one(spec, "collnet");
-  SharpPass pass;
-  pass.intra = SharpIntra::Direct;
-  pass.count = spec.count;
-  pass.round_elems = round_elems;
-  pass.gpus_per_node = g;
-  pass.nodes = static_cast<int>(groups.size());
-  pass.channel_count = std::max(1, channels);
-  CCLAB_ENFORCE(static_cast<long long>(pass.ir_channels_per_channel()) * pass.channel_count <= 65535,
-                "collnet: {} channels of {} GPUs per node need more than 65,535 IR channels", channels, g);
-  // Every stream is its own IR channel (lanes_per_channel 1): a GPU's scatter and gather messages to its
-  // peers all run at once, and the α-β model splits a link among the IR channels crossing it.
-  return node_major_plan(spec, "collnet", groups, std::move(pass), 1);
+  return sharp_allreduce_plan(spec, "collnet", groups, channels, round_elems, SharpIntra::Direct);
 }
 
 std::optional<std::string> collnet_unsupported(const topo::Topology& t) {

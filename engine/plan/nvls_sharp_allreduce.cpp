@@ -10,17 +10,7 @@ namespace cclab::planners {
 
 CompactSchedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                                      int channels, std::uint64_t round_elems) {
-  const int g = uniform_gpus_per_node(groups, spec, "nvls_sharp");
-  if (spec.world_size == 1) return compact_world_of_one(spec, "nvls_sharp");
-  SharpPass pass;
-  pass.intra = SharpIntra::Nvls;
-  pass.count = spec.count;
-  pass.round_elems = round_elems;
-  pass.gpus_per_node = g;
-  pass.nodes = static_cast<int>(groups.size());
-  pass.channel_count = std::max(1, channels);
-  // IR channels 2c (NVSwitch) and 2c+1 (SHARP): one channel
-  return node_major_plan(spec, "nvls_sharp", groups, std::move(pass), 2);
+  return sharp_allreduce_plan(spec, "nvls_sharp", groups, channels, round_elems, SharpIntra::Nvls);
 }
 
 std::uint64_t nvls_sharp_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,

@@ -158,6 +158,27 @@ CompactSchedule node_major_plan(const CollectiveSpec& spec, const std::string& a
   return s;
 }
 
+CompactSchedule sharp_allreduce_plan(const CollectiveSpec& spec, const std::string& algorithm,
+                                     const std::vector<std::vector<int>>& groups, int channels,
+                                     std::uint64_t round_elems, SharpIntra intra) {
+  const int g = uniform_gpus_per_node(groups, spec, algorithm);
+  if (spec.world_size == 1) return compact_world_of_one(spec, algorithm);
+  SharpPass pass;
+  pass.intra = intra;
+  pass.count = spec.count;
+  pass.round_elems = round_elems;
+  pass.gpus_per_node = g;
+  pass.nodes = static_cast<int>(groups.size());
+  pass.channel_count = std::max(1, channels);
+  CCLAB_ENFORCE(static_cast<long long>(pass.ir_channels_per_channel()) * pass.channel_count <= 65535,
+                "{}: {} channels of {} GPUs per node need more than 65,535 IR channels", algorithm, channels,
+                g);
+  // Direct: every stream is its own IR channel (lanes_per_channel 1), so that a GPU's scatter and gather
+  // messages to its peers all run at once and the α-β model splits a link among the IR channels crossing
+  // it. Nvls: IR channels 2c (NVSwitch) and 2c+1 (SHARP) make one channel.
+  return node_major_plan(spec, algorithm, groups, std::move(pass), intra == SharpIntra::Nvls ? 2 : 1);
+}
+
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                   std::uint64_t round_elems, std::uint64_t ops_per_round) {
   const auto g = static_cast<std::uint64_t>(std::max(1, gpus_per_node));

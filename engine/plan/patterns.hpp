@@ -58,6 +58,11 @@ CompactSchedule compact_world_of_one(const CollectiveSpec& spec, const std::stri
 CompactSchedule node_major_plan(const CollectiveSpec& spec, const std::string& algorithm,
                                 const std::vector<std::vector<int>>& groups, Pass pass,
                                 int lanes_per_channel);
+// The plan of collnet (Direct) or nvls_sharp (Nvls): one SHARP pass over the nodes' ranks in node-major
+// order, `channels` channels of rounds of about round_elems / g elements (0: one round).
+CompactSchedule sharp_allreduce_plan(const CollectiveSpec& spec, const std::string& algorithm,
+                                     const std::vector<std::vector<int>>& groups, int channels,
+                                     std::uint64_t round_elems, SharpIntra intra);
 // Ops of a plan whose every rank runs `ops_per_round` ops per round and channel, with rounds of round_elems /
 // g elements of each member's block (at least one round; 0: one round): the planners' op estimates.
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
