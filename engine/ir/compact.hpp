@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -124,6 +125,21 @@ struct SharpPass {
   // IR channels per channel: Direct g(g−1) + 1, Nvls 2.
   int ir_channels_per_channel() const {
     return intra == SharpIntra::Nvls ? 2 : gpus_per_node * (gpus_per_node - 1) + 1;
+  }
+  // Channel c's IR channel for the network's reductions: Direct after the scatter lanes, Nvls 2c + 1.
+  int network_channel(int c) const {
+    return intra == SharpIntra::Nvls ? 2 * c + 1 : c * ir_channels_per_channel() + pairs();
+  }
+  // Direct: channel c's IR channel for local ranks a and b's scatter messages (both ways), and their
+  // gather's.
+  int scatter_channel(int c, int a, int b) const { return c * ir_channels_per_channel() + pair(a, b); }
+  int gather_channel(int c, int a, int b) const { return network_channel(c) + 1 + pair(a, b); }
+
+ private:
+  int pairs() const { return gpus_per_node * (gpus_per_node - 1) / 2; }
+  int pair(int a, int b) const {  // the index of {a, b}, a != b, among the pairs of local ranks
+    if (a > b) std::swap(a, b);
+    return a * gpus_per_node - a * (a + 1) / 2 + (b - a - 1);
   }
 };
 

@@ -3,7 +3,6 @@
 // round, the node sum of the member's share, the network's sum of it across nodes in the member's SHARP
 // group, and the result back to the node. Peers and groups are members; the lane maps them to ranks.
 #include <algorithm>
-#include <utility>
 
 #include "common/error.hpp"
 #include "engine/ir/passes.hpp"
@@ -21,11 +20,6 @@ void expand_direct(const SharpPass& pass, int member, Program& program, int only
   const int group = m;  // node 0's member m names the SHARP group of local rank m
   const std::uint64_t S = pass.count;
   const std::uint64_t block_elems = (S + g - 1) / static_cast<std::uint64_t>(g);
-  const int pairs = g * (g - 1) / 2, lanes = pass.ir_channels_per_channel();
-  const auto pair = [&](int a, int b) {
-    if (a > b) std::swap(a, b);
-    return a * g - a * (a + 1) / 2 + (b - a - 1);
-  };
   const auto peer = [&](int j) { return n * g + j; };
   std::vector<std::vector<OpId>> got;  // per round: the peers' contributions received
   std::vector<OpId> summed, reduced;
@@ -35,9 +29,9 @@ void expand_direct(const SharpPass& pass, int member, Program& program, int only
   const std::uint64_t block_offset = partition(ElemRange{0, S}, g, m).offset;
   for (int c = 0; c < pass.channels(); ++c) {
     if (only_channel >= 0 && c != only_channel) continue;
-    const int network = c * lanes + pairs;
-    const auto scatter = [&](int a, int x) { return c * lanes + pair(a, x); };
-    const auto gather = [&](int a, int x) { return c * lanes + pairs + 1 + pair(a, x); };
+    const int network = pass.network_channel(c);
+    const auto scatter = [&](int a, int x) { return pass.scatter_channel(c, a, x); };
+    const auto gather = [&](int a, int x) { return pass.gather_channel(c, a, x); };
     // Member m's part of the channel and its rounds, the same on every node: a SHARP group's members and a
     // pair of peers agree on every range.
     const MemberRounds pipe = member_rounds(S, g, pass.channels(), c, pass.round_elems);
@@ -103,7 +97,7 @@ void expand_nvls(const SharpPass& pass, int member, Program& program, int only_c
   ProgramBuilder b(program);
   for (int c = 0; c < pass.channels(); ++c) {
     if (only_channel >= 0 && c != only_channel) continue;
-    const int sw = 2 * c, network = 2 * c + 1;
+    const int sw = 2 * c, network = pass.network_channel(c);
     const MemberRounds pipe = member_rounds(pass.count, g, pass.channels(), c, pass.round_elems);
     const int rounds = pipe.rounds;
     auto at = [&](Buffer buffer, int k) { return pipe.at(m, buffer, k); };

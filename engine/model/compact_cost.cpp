@@ -70,11 +70,7 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
     // Direct: inside each node, member m sends each peer j its share of j's part (scatter) and the result of
     // its own part back (gather), each pair and direction on IR channels of its own. Nvls: none.
     if (sp->intra != SharpIntra::Direct) return;
-    const int g = sp->gpus_per_node, pairs = g * (g - 1) / 2, lanes = sp->ir_channels_per_channel();
-    const auto pair = [&](int a, int b) {
-      if (a > b) std::swap(a, b);
-      return a * g - a * (a + 1) / 2 + (b - a - 1);
-    };
+    const int g = sp->gpus_per_node;
     for (int c = 0; c < sp->channels(); ++c) {
       const MemberRounds pipe = member_rounds(sp->count, g, sp->channels(), c, sp->round_elems);
       for (int n = 0; n < sp->nodes; ++n) {
@@ -82,9 +78,9 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
           for (int j = 0; j < g; ++j) {
             if (j == m) continue;
             if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
-              add(n * g + m, n * g + j, c * lanes + pair(m, j), theirs);
+              add(n * g + m, n * g + j, sp->scatter_channel(c, m, j), theirs);
             if (const std::uint64_t own = pipe.part(m).count; own > 0)
-              add(n * g + m, n * g + j, c * lanes + pairs + 1 + pair(m, j), own);
+              add(n * g + m, n * g + j, sp->gather_channel(c, m, j), own);
           }
         }
       }
@@ -137,10 +133,9 @@ void for_each_switch_port(const Pass& pass, Port&& port) {
         port(member, 4 * c + 3, own, node_part, false);
       } else if (sp->intra == SharpIntra::Nvls) {
         port(member, 2 * c, node_part + own, own + node_part, false);  // the reduce and the multicast
-        port(member, 2 * c + 1, own, own, true);
+        port(member, sp->network_channel(c), own, own, true);
       } else if (own > 0) {  // Direct: SHARP reduces on rounds that move the member's part only
-        const int pairs = g * (g - 1) / 2;
-        port(member, c * sp->ir_channels_per_channel() + pairs, own, own, true);
+        port(member, sp->network_channel(c), own, own, true);
       }
     }
   }
