@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -324,6 +325,20 @@ TEST(Compact, SharpPassesArePlannedCompactAtScale) {
   SharpPass none = wide;
   none.channel_count = 0;
   expect_rejected(with(none), "without channels");
+  // A loaded pass may name any GPU count: g(g−1) + 1 IR channels per channel must not overflow on the way
+  // to being refused.
+  CollectiveSpec spec50k = fine.spec;
+  spec50k.world_size = 50'000;
+  SharpPass crowded = std::get<SharpPass>(*fine.phases()[0].lanes[0].pass);
+  crowded.nodes = 1;
+  crowded.gpus_per_node = 50'000;
+  crowded.channel_count = 1;
+  CompactSchedule big(spec50k, "collnet");
+  std::vector<int> everyone(50'000);
+  std::iota(everyone.begin(), everyone.end(), 0);
+  big.add_lane(Lane{everyone, BufferPlace{Buffer::Input}, BufferPlace{Buffer::Output},
+                    std::make_shared<const Pass>(crowded)});
+  expect_rejected(big, "more than 65,535 IR channels");
 }
 
 TEST(MemoryGuard, RefusesToExpandPastTheBudget) {

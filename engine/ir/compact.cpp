@@ -1,6 +1,7 @@
 #include "engine/ir/compact.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include <fmt/format.h>
 
@@ -126,7 +127,9 @@ int ir_channels(const Pass& pass) {
   if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
   if (const auto* tree = std::get_if<TreePass>(&pass)) return 2 * tree->channels();
   if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return 4 * nt->channels();
-  if (const auto* sp = std::get_if<SharpPass>(&pass)) return sp->ir_channels_per_channel() * sp->channels();
+  if (const auto* sp = std::get_if<SharpPass>(&pass))
+    return static_cast<int>(
+        std::min<long long>(static_cast<long long>(sp->ir_channels_per_channel()) * sp->channels(), INT_MAX));
   return std::get<ExplicitPass>(pass).programs.num_channels();
 }
 

@@ -22,6 +22,8 @@
 // rank).
 #pragma once
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -122,9 +124,12 @@ struct SharpPass {
 
   int members() const { return nodes * gpus_per_node; }
   int channels() const { return channel_count; }
-  // IR channels per channel: Direct g(g−1) + 1, Nvls 2.
+  // IR channels per channel: Direct g(g−1) + 1, Nvls 2 (at most INT_MAX: a loaded pass may ask for more,
+  // which its check refuses).
   int ir_channels_per_channel() const {
-    return intra == SharpIntra::Nvls ? 2 : gpus_per_node * (gpus_per_node - 1) + 1;
+    if (intra == SharpIntra::Nvls) return 2;
+    const long long g = gpus_per_node;
+    return static_cast<int>(std::min<long long>(g * (g - 1) + 1, INT_MAX));
   }
   // Channel c's IR channel for the network's reductions: Direct after the scatter lanes, Nvls 2c + 1.
   int network_channel(int c) const {
