@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -396,6 +397,22 @@ TEST(CompactJson, NamesTheBadField) {
     EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("passes[0].rings[0][3]"), std::string::npos) << e.what();
   }
+  // A count below its minimum is refused too, though JSON reads it as unsigned (a SHARP pass over 0 nodes
+  // divided by zero on the way in: found by the fuzzer).
+  const std::string sharp =
+      R"({"form":"compact","algorithm":"nvls_sharp","collective":"allreduce","count":16,"dtype":"f32",)"
+      R"("op":"sum","params":{"channels":16,"chunk":32,"lanes_per_channel":2},"root":0,"world_size":4,)"
+      R"("passes":[{"channels":16,"count":16,"gpus_per_node":2,"intra":"nvls","kind":"sharp","nodes":0,)"
+      R"("round_elems":8}],"phases":[[{"input":["input",0,0,0],"output":["output",0,0,0],"pass":0,)"
+      R"("ranks":[0,1,2,3]}]]})";
+  try {
+    (void)compact_from_json(sharp, "sharp.json");
+    ADD_FAILURE() << "accepted a SHARP pass over 0 nodes";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("passes[0].nodes"), std::string::npos) << e.what();
+  }
+  const std::string two_nodes = std::regex_replace(sharp, std::regex(R"("nodes":0)"), R"("nodes":2)");
+  EXPECT_EQ(compact_from_json(two_nodes, "sharp.json").phases().size(), 1u);
 }
 
 }  // namespace

@@ -34,10 +34,12 @@ class Reader {
   template <typename Int>
   Int integer(const json& value, const std::string& field, Int min_value, Int max_value) const {
     if (!value.is_number_integer()) fail(field, fmt::format("expected an integer, got {}", value.dump()));
-    if (value.is_number_unsigned()) {
+    if (value.is_number_unsigned()) {  // what JSON reads as unsigned is >= 0, which may still be < min_value
       const auto v = value.get<std::uint64_t>();
       if (v > static_cast<std::uint64_t>(max_value))
         fail(field, fmt::format("{} is larger than {}", v, max_value));
+      if (min_value > 0 && v < static_cast<std::uint64_t>(min_value))
+        fail(field, fmt::format("{} is smaller than {}", v, min_value));
       return static_cast<Int>(v);
     }
     const auto v = value.get<std::int64_t>();
