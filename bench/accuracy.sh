@@ -22,14 +22,18 @@ trap 'rm -rf "$work"' EXIT
 err() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }'; }
 # Keeps a row's relative error for the summary of its kind (collective, efficiency) at the end.
 record() { awk -v p="$2" -v m="$3" 'BEGIN { printf "%.6f\n", 100 * (p - m) / m }' >>"$work/$1"; }
-# The median error of a kind, how many rows are optimistic and pessimistic, and how many are within 5 %. A
-# third argument "time" says the rows are times, where a positive error is pessimistic.
+# The median error of a kind, the median of its size (|error|: rows of both signs cancel in the first), how
+# many rows are optimistic and pessimistic, and how many are within 5 %. A third argument "time" says the rows
+# are times, where a positive error is pessimistic.
 summary() {
-  sort -g "$work/$1" | awk -v label="$2" -v times="${3:-}" '{ e[NR] = $1; pos += $1 > 0; neg += $1 < 0; near += ($1 < 5 && $1 > -5) }
+  local abs
+  abs=$(awk '{ print ($1 < 0 ? -$1 : $1) }' "$work/$1" | sort -g |
+    awk '{ e[NR] = $1 } END { printf "%.1f", NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2 }')
+  sort -g "$work/$1" | awk -v label="$2" -v times="${3:-}" -v abs="$abs" '{ e[NR] = $1; pos += $1 > 0; neg += $1 < 0; near += ($1 < 5 && $1 > -5) }
     END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2
           if (times == "time") { t = pos; pos = neg; neg = t }
-          printf "%s: median error %+.1f%% over %d rows (%d optimistic, %d pessimistic), %d within 5%%\n",
-                 label, m, NR, pos, neg, near }'
+          printf "%s: median error %+.1f%% (median |error| %s%%) over %d rows (%d optimistic, %d pessimistic), %d within 5%%\n",
+                 label, m, abs, NR, pos, neg, near }'
 }
 
 printf "%-58s %12s %12s %8s\n" "collective (busbw, GB/s)" published cclab error
@@ -71,6 +75,14 @@ collective_row "allreduce 8 GiB, 8 x A100 (NVSwitch), ring" 230 dgx_a100:1 ring 
 # nccl-tests#212: a user's 8 x H100 allreduce up to 256 MiB, NCCL's default (NVLS), "the algbw is about
 # 250GB/S" (busbw 2·7/8 of it, 437.5); the maintainer: "256M is too small to reach peak bandwidth".
 collective_row "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 dgx_h100:1 nccl 256MiB
+# A user's sweep on 4 x H100 80GB HBM3 of one NVSwitch node, all_reduce_perf -b 8 -e 8G -f 2 -g 4 (one thread
+# driving the four GPUs), nccl-tests 2.18.3 and NCCL 2.29.2, NCCL's default (ring by its tuning table; NVLS on 4
+# GPUs is no faster, nccl#1455): github.com/waynehacking8/nccl-collectives-bench, results/quiet/all_reduce.txt
+# (2026). Its small sizes are a row below.
+for size_busbw in 64MiB:305.61 1GiB:355.35 8GiB:366.18; do
+  collective_row "allreduce ${size_busbw%%:*}, 4 x H100 (one NVSwitch node), NCCL default" "${size_busbw##*:}" \
+    "dgx_h100:1,gpus=4" nccl "${size_busbw%%:*}"
+done
 # nccl-tests#272: 8 x H200 on one node, all_reduce_perf -b 64k -e 4G, NCCL 2.20.3 (its default, NVLS), "peak
 # bandwidth of 475 GB/s".
 collective_row "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 dgx_h200:1 nccl 4GiB
@@ -179,6 +191,9 @@ latency_row "allreduce 4 B, 8 x H20 (NVSwitch), NCCL default" 12.5 dgx_h100:1 nc
 # PR #3961, 2026).
 latency_row "allreduce 16 B, 2 x AWS p5 (8 x H100, EFA), NCCL default" 69.29 dgx_h100:2,net=efa nccl 16
 latency_row "allreduce 16 B, 2 x AWS p6-b200 (8 x B200, EFA), NCCL default" 54.55 dgx_b200:2,net=efa nccl 16
+# The 4 x H100 sweep above (-g 4: one thread launches the four GPUs' kernels one after another each iteration,
+# which cclab does not model; `cclab compare` says so for such logs): 23.30 us at 8 B, flat to 4 KiB.
+latency_row "allreduce 8 B, 4 x H100, one thread drives all four (-g 4)" 23.30 dgx_h100:1,gpus=4 nccl 8
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"

@@ -36,8 +36,9 @@ TEST(NcclTestsLog, CurrentTextFormat) {
   EXPECT_DOUBLE_EQ(log.rows[3].time_us, 1012.3);
   EXPECT_DOUBLE_EQ(log.rows[3].busbw_GBps, 232.03);
   EXPECT_DOUBLE_EQ(*log.rows[3].in_place_time_us, 1009.8);
-  EXPECT_EQ(log.nccl_algo, "Ring");  // NCCL's INFO line: what the run forced
-  EXPECT_EQ(log.nccl_proto, "");     // not forced
+  EXPECT_EQ(log.nccl_algo, "Ring");   // NCCL's INFO line: what the run forced
+  EXPECT_EQ(log.nccl_proto, "");      // not forced
+  EXPECT_EQ(log.gpus_per_thread, 1);  // "# nThread 1 nGpus 1": one process per GPU
 }
 
 TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
@@ -396,6 +397,7 @@ TEST(NcclTestsLog, JsonFile) {
   EXPECT_DOUBLE_EQ(log.rows[1].time_us, 61.20);
   EXPECT_DOUBLE_EQ(log.rows[1].busbw_GBps, 119.94);
   EXPECT_FALSE(log.rows[2].in_place_time_us.has_value());
+  EXPECT_EQ(log.gpus_per_thread, 1);  // config.ngpus
 }
 
 // What cclab writes in nccl-tests' schema reads back as it was written, JSON and CSV alike.
@@ -543,6 +545,31 @@ TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
       EXPECT_LT(std::abs(r.error), 0.005 / r.measured.time_us + 1e-12) << program << " " << r.measured.bytes;
     EXPECT_LT(*median_abs_error(c, 0, UINT64_MAX), 1e-3) << program;
   }
+}
+
+// A run where one thread drove several GPUs (nccl-tests -g 8: the 2019 log's header) is said to carry host
+// work the model leaves out; a run with one process per GPU is not, and neither is a log that does not say.
+TEST(Compare, SaysWhenOneThreadDroveSeveralGpus) {
+  const NcclTestsLog threaded = read_nccl_tests_log(data("all_gather_2019.txt"));
+  EXPECT_EQ(threaded.gpus_per_thread, 8);
+  const topo::Topology t = topo::make_preset("dgx1_v100:1");
+  auto says_threads = [](const Comparison& c) {
+    return std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n.find("drove 8 GPUs (nccl-tests -g 8)") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(says_threads(compare_with_model(threaded, t, Collective::AllGather, "ring", {}, {})));
+  const topo::Topology h = topo::make_preset("dgx_h100:2");
+  const std::string rows = model_log(h, "all_reduce_perf", "auto");
+  for (const char* header :
+       {"", "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5\n"}) {
+    const NcclTestsLog log = parse_nccl_tests_text(header + rows, "log");
+    EXPECT_EQ(log.gpus_per_thread, *header ? 1 : 0);
+    EXPECT_FALSE(says_threads(compare_with_model(log, h, std::nullopt, "auto", {}, {}))) << header;
+  }
+  const NcclTestsLog eight = parse_nccl_tests_text(
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5\n" + rows, "log");
+  EXPECT_TRUE(says_threads(compare_with_model(eight, h, std::nullopt, "auto", {}, {})));
 }
 
 // NCCL's tuner lines (NCCL_DEBUG_SUBSYS=TUNING), in both formats, choose each size's algorithm and protocol:

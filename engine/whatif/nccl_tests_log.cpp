@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -353,6 +354,9 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       } else {
         rest[0].remove_prefix(1);
       }
+      if (rest.size() >= 4 && rest[0] == "nThread" && rest[2] == "nGpus" && log.gpus_per_thread == 0) {
+        if (const auto g = number<int>(rest[3]); g && *g > 0) log.gpus_per_thread = *g;
+      }
       if (rest.size() >= 4 && rest[0] == "Collective" && rest[1] == "test" && rest[2] == "starting:") {
         log.program = std::string(rest[3]);
         log.collective = collective_of_program(rest[3]);
@@ -455,6 +459,10 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
     log.program = program.substr(program.find_last_of('/') + 1);
     log.collective = collective_of_program(program);
   }
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("ngpus") &&
+      j["config"]["ngpus"].is_number_integer() && j["config"]["ngpus"].get<std::int64_t>() > 0 &&
+      j["config"]["ngpus"].get<std::int64_t>() <= std::numeric_limits<int>::max())
+    log.gpus_per_thread = static_cast<int>(j["config"]["ngpus"].get<std::int64_t>());
   if (j.contains("devices") && j["devices"].is_array()) {
     log.ranks = static_cast<int>(j["devices"].size());
     auto text_of = [](const nlohmann::json& d, const char* key) {

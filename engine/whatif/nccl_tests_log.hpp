@@ -74,6 +74,10 @@ struct NcclTestsLog {
   // ("NCCL version 2.18.3+cuda12.2") or nccl-tests' header ("nccl-library=21803"); 0 where the log does not
   // say.
   int nccl_version_code = 0;
+  // How many GPUs each of nccl-tests' threads drove ("# nThread 1 nGpus 8 ...", -J's config.ngpus: the -g
+  // option): above one, a thread launches its GPUs' kernels one after another every iteration. 0 where the
+  // log does not say.
+  int gpus_per_thread = 0;
   // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
   std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
