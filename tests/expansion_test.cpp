@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -25,6 +26,7 @@
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/registry.hpp"
 #include "engine/plan/ring_pattern.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "tests/harness.hpp"
 #include "topology/presets.hpp"
 
@@ -81,16 +83,21 @@ struct Point {
   std::uint64_t hash;
 };
 
+// One channel per GPU of an eight-GPU NVSwitch node: the ring default there when the fingerprints were taken.
+constexpr int kChannelsPerNvSwitchGpu = 8;
+
 std::vector<Point> matrix_points() {
   std::vector<Point> points;
   // name: the topology as the key names it (its preset string where t.name() drops keys that matter).
+  // key_channels: the channel count the key names, where it is not the one planned with.
   auto add = [&](const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, int root,
-                 const PlanOptions& o, const std::string& name = "") {
+                 const PlanOptions& o, const std::string& name = "", std::optional<int> key_channels = {}) {
     const CollectiveSpec spec = spec_for(t, a.collective, count, dtype, ReduceOp::Sum, root);
     if (!a.supports(spec, t, o).ok) return;
-    const std::string key = fmt::format("{}/{} {} count={} {} root={} chunk={} channels={} inter={}",
-                                        to_string(a.collective), a.name, name.empty() ? t.name() : name,
-                                        count, to_string(dtype), root, o.chunk_bytes, o.channels, o.inter);
+    const std::string key =
+        fmt::format("{}/{} {} count={} {} root={} chunk={} channels={} inter={}", to_string(a.collective),
+                    a.name, name.empty() ? t.name() : name, count, to_string(dtype), root, o.chunk_bytes,
+                    key_channels.value_or(o.channels), o.inter);
     points.push_back({key, fingerprint(a.plan(spec, t, o))});
   };
   for (const Algorithm& a : algorithms()) {
@@ -121,7 +128,23 @@ std::vector<Point> matrix_points() {
           PlanOptions o;
           o.chunk_bytes = 256;
           o.inter = inter;
-          add(a, t, 37ULL * world + 3, DType::F32, world - 1, o);
+          // Until 2026-12-06 the rings of one NVSwitch node had a channel per GPU (8); they now take NCCL's
+          // count (RingSearch.NcclChannelsOnOneNvSwitchNode), which the explicit planners never planned.
+          // Planners on the ring default (the same plan as with its count given) plan these points with the
+          // count their fingerprints were taken with.
+          const std::uint64_t count = 37ULL * world + 3;
+          const CollectiveSpec spec = spec_for(t, a.collective, count, DType::F32, ReduceOp::Sum, world - 1);
+          const int ring_default = planners::default_ring_channels(t);
+          if (nodes == 1 && pattern.starts_with("dgx_") && a.supports(spec, t, o).ok) {
+            PlanOptions at_default = o, recorded = o;
+            at_default.channels = ring_default;
+            recorded.channels = kChannelsPerNvSwitchGpu;
+            if (fingerprint(a.plan(spec, t, o)) == fingerprint(a.plan(spec, t, at_default))) {
+              add(a, t, count, DType::F32, world - 1, recorded, "", o.channels);
+              continue;
+            }
+          }
+          add(a, t, count, DType::F32, world - 1, o);
         }
       }
     }

@@ -145,7 +145,7 @@ TEST(RingSearch, SwitchedNodesAndDefaults) {
     for (int i = 0; i < 16; ++i)
       EXPECT_EQ(rings.rings[c][i], (i / 8) * 8 + (i % 8 + c) % 8);
   std::string why;
-  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:1,nics=0"), &why), 8);
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:2,nics=4"), &why), 8);
   EXPECT_NE(why.find("one per GPU of an NVSwitch node"), std::string::npos) << why;
   EXPECT_EQ(default_ring_channels(topo::make_preset("pcie_server:2,gpus=4"), &why), 1);
   EXPECT_NE(why.find("one per NIC"), std::string::npos) << why;
@@ -185,13 +185,42 @@ TEST(RingSearch, ChannelsFillTheNvLinkOfABridgedPair) {
   EXPECT_EQ(nvlink_fill_channels(generic), 0);
   EXPECT_EQ(default_ring_channels(generic, &why), 1);
   EXPECT_NE(why.find("direct GPU links that hold no ring"), std::string::npos) << why;
-  // The presets already had enough: their counts stay.
+  // Across nodes the presets already had enough: their counts stay.
   EXPECT_EQ(nvlink_fill_channels(topo::make_preset("dgx_a100:1")), 6);
-  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_a100:1")), 8);
-  // An NVSwitch board without NICs had a channel per GPU: 2 on two H100s, 120 of their 360 GB/s.
-  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:1,gpus=2,nics=0")), 6);
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_a100:2")), 8);
+  // An NVSwitch board without NICs had a channel per GPU: 2 on two H100s, 120 of their 360 GB/s. On one node
+  // it now has NCCL's (NcclChannelsOnOneNvSwitchNode); across nodes, enough to fill the NVLink.
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:2,gpus=2,nics=1")), 6);
   EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:3,gpus=4,nics=4"), &why), 8);
   EXPECT_NE(why.find("720 GB/s"), std::string::npos) << why;
+}
+
+// On one NVSwitch node the channels are NCCL's: its search's channel count and speed (the most of a GPU's
+// NVLink payload rate, the highest speed on ties), doubled by ncclTopoDupChannels where it applies and again
+// by ncclTopoPostset. NCCL itself reported 24 on 8 H100s (2.19.3) and on 4 (2.29.2).
+TEST(RingSearch, NcclChannelsOnOneNvSwitchNode) {
+  struct Case {
+    const char* spec;
+    int channels;
+    const char* search;  // the search's channels and speed, as the reason gives them
+  };
+  for (const Case& c : {Case{"dgx_h100:1", 24, "6 channels at 60 GB/s on a GPU's 360 GB/s"},
+                        Case{"dgx_h100:1,gpus=4", 24, "6 channels at 60 GB/s"},
+                        Case{"dgx_h100:1,nics=0", 24, "6 channels at 60 GB/s"},
+                        Case{"dgx_a100:1", 24, "6 channels at 40 GB/s on a GPU's 240 GB/s"},
+                        Case{"dgx_b200:1", 32, "8 channels at 90 GB/s on a GPU's 720 GB/s"},
+                        // An H800's 8 NVLinks (160 GB/s of payload): 4 at 40 fill the most of it (60 GB/s
+                        // fits two, 50 three, 30 five); with 4 channels, not more, Hopper doubles them too.
+                        Case{"dgx_h100:1,nvlink=200GB/s", 16, "4 channels at 40 GB/s on a GPU's 160 GB/s"}}) {
+    std::string why;
+    EXPECT_EQ(default_ring_channels(topo::make_preset(c.spec), &why), c.channels) << c.spec;
+    EXPECT_NE(why.find(c.search), std::string::npos) << c.spec << ": " << why;
+    EXPECT_NE(why.find("NCCL's on one NVSwitch node"), std::string::npos) << c.spec << ": " << why;
+  }
+  // A count larger than NCCL's stays: a rack of 72 keeps its channel per GPU (NCCL's rule would give 32).
+  EXPECT_EQ(default_ring_channels(topo::make_preset("gb200_nvl72:1")), 72);
+  // Two nodes: one per NIC, as before.
+  EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:2")), 8);
 }
 
 }  // namespace

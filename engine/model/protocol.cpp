@@ -115,6 +115,23 @@ double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network) {
   return kMaxPerChannel_GBps[static_cast<int>(*arch)][network ? 1 : 0] * 1e9;
 }
 
+std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch) {
+  // NCCL 2.30, src/graph/search.cc.
+  static constexpr double kVoltaAmpere[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                            9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+  static constexpr double kHopper[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+  static constexpr double kBlackwell[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                          40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+  switch (arch) {
+    case topo::GpuArch::Hopper:
+      return kHopper;
+    case topo::GpuArch::Blackwell:
+      return kBlackwell;
+    default:
+      return kVoltaAmpere;
+  }
+}
+
 std::string_view to_string(Protocol protocol) {
   switch (protocol) {
     case Protocol::Raw:

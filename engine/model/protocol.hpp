@@ -19,6 +19,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "engine/ir/collective.hpp"
@@ -101,6 +102,9 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
 // Inside a node (`network` false) or across it; +inf where the architecture is unknown.
 double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network);
 
+// NCCL's ring search inside a node (src/graph/search.cc: speedArrayIntra up to Ampere, sm90SpeedArrayIntra,
+// sm100SpeedArrayIntra): the per-channel speeds it tries, highest first, in GB/s.
+std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch);
 // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
 // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
 // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is

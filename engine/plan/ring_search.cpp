@@ -334,6 +334,46 @@ int fill_channels(const Topology& topology, const NodeShape& s) {
   if (s.gpus < 2 || s.nvlink_Bps <= 0 || !std::isfinite(block_Bps)) return 0;
   return static_cast<int>(std::ceil(s.nvlink_Bps / block_Bps - 1e-9));
 }
+// NCCL's ring channels on one NVSwitch node, as its setup makes them (NCCL 2.30). Its search
+// (src/graph/search.cc, ncclTopoCompute) tries its per-channel speeds from the highest, keeps the count x
+// speed that moves the most of a GPU's NVLink (its payload rate, as NCCL counts it too: 20 to 20.6 GB/s per
+// 25 GB/s link, src/graph/topo.h), the highest speed on ties, stops once that fills the NVLink and gives up
+// on speeds under half the best found; ncclTopoDupChannels doubles the channels (to at most 32) where the
+// speed is 25 GB/s or more, unless the GPUs are newer than Ampere, the speed under 50 and the channels more
+// than 4; ncclTopoPostset (src/graph/connect.cc) doubles them again (to at most 64). H100 and A100: 6
+// channels at 60 and 40 GB/s, 24 thread blocks, as NCCL 2.19.3 (8 x H100, NVIDIA/nccl#1367: "12 one-direction
+// channel", "after duplicate, there are 24") and 2.29.2 (4 x H100, "24 coll channels") report. A GPU's thread
+// blocks then carry a 24th of its traffic each, so a mid-size collective's pipeline has the chunks NCCL's
+// has. 0 where the architecture is unknown or the GPUs have no NVLink.
+struct NcclNodeChannels {
+  int searched = 0;       // the search's channels
+  double speed_GBps = 0;  // and their speed
+  int blocks = 0;         // thread blocks after both doublings
+};
+NcclNodeChannels nccl_node_channels(const Topology& topology, const NodeShape& s) {
+  NcclNodeChannels out;
+  const auto arch = topology.gpu_arch();
+  if (!arch || s.gpus < 2 || s.nvlink_Bps <= 0) return out;
+  const double bw_GBps = s.nvlink_Bps / 1e9;
+  constexpr int kMaxSearchChannels = 32, kMaxChannels = 64;  // MAXCHANNELS / 2 and MAXCHANNELS
+  int& channels = out.searched;
+  double& speed = out.speed_GBps;
+  for (const double v : nccl_intra_speeds_GBps(*arch)) {
+    if (v > bw_GBps) continue;
+    if (channels > 0 && v / speed <= 0.49) break;
+    const int c = std::min(kMaxSearchChannels, static_cast<int>(std::floor(bw_GBps / v + 1e-9)));
+    if (c * v > channels * speed) channels = c, speed = v;
+    if (channels * speed >= bw_GBps - 1e-9) break;
+  }
+  if (channels == 0) return out;
+  const bool after_ampere = *arch == topo::GpuArch::Hopper || *arch == topo::GpuArch::Blackwell;
+  out.blocks = channels;
+  if (speed >= 25.0 && !(after_ampere && speed < 50.0 && channels > 4))
+    out.blocks = std::min(kMaxSearchChannels, 2 * out.blocks);
+  out.blocks = std::min(kMaxChannels, 2 * out.blocks);
+  return out;
+}
+
 }  // namespace
 
 int nvlink_fill_channels(const Topology& topology) {
@@ -363,6 +403,15 @@ int default_ring_channels(const Topology& topology, std::string* why) {
         "enough for one thread block each, at NCCL's {:.0f} GB/s per channel, to fill a GPU's "
         "{:.0f} GB/s of NVLink",
         channel_speed_cap_Bps(topology.gpu_arch(), false) / 1e9, s.nvlink_Bps / 1e9);
+  }
+  if (const NcclNodeChannels nccl =
+          one_node && s.nvswitch ? nccl_node_channels(topology, s) : NcclNodeChannels{};
+      nccl.blocks > channels) {
+    channels = nccl.blocks;
+    reason = fmt::format(
+        "NCCL's on one NVSwitch node: its search puts {} channels at {:.0f} GB/s on a GPU's {:.0f} GB/s of "
+        "NVLink, its setup makes each {} thread blocks",
+        nccl.searched, nccl.speed_GBps, s.nvlink_Bps / 1e9, nccl.blocks / nccl.searched);
   }
   if (!one_node && s.nics > 0 && channels % s.nics != 0) {
     // Every NIC carries as many channels as the others (channel c leaves through NIC c mod N).
