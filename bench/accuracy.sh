@@ -78,10 +78,16 @@ collective_row "allreduce 256 MiB, 8 x H100, NCCL default (NVLS)" 437.5 dgx_h100
 # A user's sweep on 4 x H100 80GB HBM3 of one NVSwitch node, all_reduce_perf -b 8 -e 8G -f 2 -g 4 (one thread
 # driving the four GPUs), nccl-tests 2.18.3 and NCCL 2.29.2, NCCL's default (ring by its tuning table; NVLS on 4
 # GPUs is no faster, nccl#1455): github.com/waynehacking8/nccl-collectives-bench, results/quiet/all_reduce.txt
-# (2026). Its small sizes are a row below.
+# (2026). Its small sizes are a row below. The same run's all_gather_perf and reduce_scatter_perf
+# (results/quiet/all_gather.txt, reduce_scatter.txt), rings by NCCL's tuning table.
 for size_busbw in 64MiB:305.61 1GiB:355.35 8GiB:366.18; do
   collective_row "allreduce ${size_busbw%%:*}, 4 x H100 (one NVSwitch node), NCCL default" "${size_busbw##*:}" \
     "dgx_h100:1,gpus=4" nccl "${size_busbw%%:*}"
+done
+for c_size_busbw in allgather:1GiB:327.47 allgather:8GiB:343.53 reduce_scatter:1GiB:329.22 \
+  reduce_scatter:8GiB:350.89; do
+  IFS=: read -r c size busbw <<<"$c_size_busbw"
+  collective_row "$c $size, 4 x H100 (one NVSwitch node), NCCL default" "$busbw" "dgx_h100:1,gpus=4" nccl "$size" "$c"
 done
 # nccl-tests#272: 8 x H200 on one node, all_reduce_perf -b 64k -e 4G, NCCL 2.20.3 (its default, NVLS), "peak
 # bandwidth of 475 GB/s".
