@@ -572,6 +572,31 @@ TEST(Compare, SaysWhenOneThreadDroveSeveralGpus) {
   EXPECT_TRUE(says_threads(compare_with_model(eight, h, std::nullopt, "auto", {}, {})));
 }
 
+// A run that launched its iterations as CUDA graphs (nccl-tests -G N) is said to carry less launch cost than
+// the model's; "graph: 0", or a log that does not say, is not.
+TEST(Compare, SaysWhenARunLaunchedCudaGraphs) {
+  const topo::Topology h = topo::make_preset("dgx_h100:2");
+  const std::string rows = model_log(h, "all_reduce_perf", "auto");
+  auto says_graphs = [](const Comparison& c) {
+    return std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n.find("10 at a time as one CUDA graph (nccl-tests -G 10)") != std::string::npos;
+    });
+  };
+  const std::string header =
+      "# nThread 1 nGpus 1 minBytes 128 maxBytes 65536 step: 2(factor) warmup iters: 5 iters: 100 agg iters: "
+      "1 "
+      "validation: 1 graph: ";
+  const NcclTestsLog graphs = parse_nccl_tests_text(header + "10\n" + rows, "log");
+  EXPECT_EQ(graphs.graph_iterations, 10);
+  EXPECT_TRUE(says_graphs(compare_with_model(graphs, h, std::nullopt, "auto", {}, {})));
+  for (const std::string& text : {header + "0\n" + rows, rows}) {
+    const NcclTestsLog log = parse_nccl_tests_text(text, "log");
+    EXPECT_EQ(log.graph_iterations, 0);
+    EXPECT_FALSE(says_graphs(compare_with_model(log, h, std::nullopt, "auto", {}, {})));
+  }
+  EXPECT_EQ(read_nccl_tests_log(data("reduce_scatter.json")).graph_iterations, 0);  // config.graph 0
+}
+
 // NCCL's tuner lines (NCCL_DEBUG_SUBSYS=TUNING), in both formats, choose each size's algorithm and protocol:
 // a log whose sizes ran different algorithms under forced protocols, written from the model's own times for
 // them, compares at rounding error only when each row is costed with its own; an algorithm cclab does not

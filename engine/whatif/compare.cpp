@@ -199,6 +199,15 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
         "where latency dominates the measured times carry host work it leaves out",
         log.gpus_per_thread, log.gpus_per_thread));
   }
+  // nccl-tests -G N: N iterations in one CUDA graph launch, so each carries a small part of a launch, where
+  // the model charges every collective NCCL's base latency, a launch included.
+  if (log.graph_iterations > 0) {
+    out.notes.push_back(fmt::format(
+        "the run launched its iterations {} at a time as one CUDA graph (nccl-tests -G {}), which takes most "
+        "of a collective's launch cost off it; the model charges every collective NCCL's base latency, a "
+        "launch included, so where latency dominates it predicts longer times than such a run measures",
+        log.graph_iterations, log.graph_iterations));
+  }
   return out;
 }
 

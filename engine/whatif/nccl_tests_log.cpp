@@ -356,6 +356,9 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       }
       if (rest.size() >= 4 && rest[0] == "nThread" && rest[2] == "nGpus" && log.gpus_per_thread == 0) {
         if (const auto g = number<int>(rest[3]); g && *g > 0) log.gpus_per_thread = *g;
+        const auto graph = std::find(rest.begin(), rest.end(), "graph:");
+        if (graph != rest.end() && graph + 1 != rest.end())
+          if (const auto n = number<int>(*(graph + 1)); n && *n > 0) log.graph_iterations = *n;
       }
       if (rest.size() >= 4 && rest[0] == "Collective" && rest[1] == "test" && rest[2] == "starting:") {
         log.program = std::string(rest[3]);
@@ -463,6 +466,10 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
       j["config"]["ngpus"].is_number_integer() && j["config"]["ngpus"].get<std::int64_t>() > 0 &&
       j["config"]["ngpus"].get<std::int64_t>() <= std::numeric_limits<int>::max())
     log.gpus_per_thread = static_cast<int>(j["config"]["ngpus"].get<std::int64_t>());
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("graph") &&
+      j["config"]["graph"].is_number_integer() && j["config"]["graph"].get<std::int64_t>() > 0 &&
+      j["config"]["graph"].get<std::int64_t>() <= std::numeric_limits<int>::max())
+    log.graph_iterations = static_cast<int>(j["config"]["graph"].get<std::int64_t>());
   if (j.contains("devices") && j["devices"].is_array()) {
     log.ranks = static_cast<int>(j["devices"].size());
     auto text_of = [](const nlohmann::json& d, const char* key) {

@@ -78,6 +78,9 @@ struct NcclTestsLog {
   // option): above one, a thread launches its GPUs' kernels one after another every iteration. 0 where the
   // log does not say.
   int gpus_per_thread = 0;
+  // nccl-tests -G N ("graph: N" in the same header line, -J's config.graph): the timed iterations were
+  // captured N at a time in a CUDA graph and launched as one. 0 where they were not or the log does not say.
+  int graph_iterations = 0;
   // The tuner's choice by the bytes NCCL printed (the first line of each size), when it logged them.
   std::map<std::uint64_t, NcclTuned> tuned;
   std::vector<NcclTestsRow> rows;
