@@ -193,10 +193,9 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
   // tuning model says 10.2). The model's launch cost is one launch, as with one process per GPU.
   if (log.gpus_per_thread > 1) {
     out.notes.push_back(fmt::format(
-        "each thread of the run drove {} GPUs (nccl-tests -g {}) and launched their kernels one after "
-        "another "
-        "every iteration; the model launches once per rank (one process per GPU: mpirun/srun with -g 1), so "
-        "where latency dominates the measured times carry host work it leaves out",
+        "each thread of the run drove {} GPUs (nccl-tests -g {}) and launched their kernels one after the "
+        "other every iteration; the model launches once per rank (one process per GPU: mpirun/srun with -g "
+        "1), so where latency dominates the measured times carry host work it leaves out",
         log.gpus_per_thread, log.gpus_per_thread));
   }
   // nccl-tests -G N: N iterations in one CUDA graph launch, so each carries a small part of a launch, where

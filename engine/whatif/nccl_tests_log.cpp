@@ -462,14 +462,16 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
     log.program = program.substr(program.find_last_of('/') + 1);
     log.collective = collective_of_program(program);
   }
-  if (j.contains("config") && j["config"].is_object() && j["config"].contains("ngpus") &&
-      j["config"]["ngpus"].is_number_integer() && j["config"]["ngpus"].get<std::int64_t>() > 0 &&
-      j["config"]["ngpus"].get<std::int64_t>() <= std::numeric_limits<int>::max())
-    log.gpus_per_thread = static_cast<int>(j["config"]["ngpus"].get<std::int64_t>());
-  if (j.contains("config") && j["config"].is_object() && j["config"].contains("graph") &&
-      j["config"]["graph"].is_number_integer() && j["config"]["graph"].get<std::int64_t>() > 0 &&
-      j["config"]["graph"].get<std::int64_t>() <= std::numeric_limits<int>::max())
-    log.graph_iterations = static_cast<int>(j["config"]["graph"].get<std::int64_t>());
+  // "config" {"ngpus": G, "graph": N}: how the run launched (0 where a value is missing or not a count).
+  auto config_count = [&](const char* key) {
+    if (!j.contains("config") || !j["config"].is_object() || !j["config"].contains(key)) return 0;
+    const nlohmann::json& v = j["config"][key];
+    if (!v.is_number_integer()) return 0;
+    const auto n = v.get<std::int64_t>();
+    return n > 0 && n <= std::numeric_limits<int>::max() ? static_cast<int>(n) : 0;
+  };
+  log.gpus_per_thread = config_count("ngpus");
+  log.graph_iterations = config_count("graph");
   if (j.contains("devices") && j["devices"].is_array()) {
     log.ranks = static_cast<int>(j["devices"].size());
     auto text_of = [](const nlohmann::json& d, const char* key) {
