@@ -126,6 +126,14 @@ collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,
 collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NCCL default (NVLSTree)" 430 dgx_h100:2,net=roce nccl 8GiB
 collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NVLS off (ring)" 330 dgx_h100:2,net=roce ring 8GiB
 collective_row "allreduce 8 GiB, 4 x (8 x H100, 8 x 400G RoCE), NCCL default" 320 dgx_h100:4,net=roce nccl 8GiB
+# The same fabric five NCCL releases later: 2 x (8 x H200, 8 x 400 Gb/s RoCE on BlueField-3), nccl-tests 2.18.3,
+# NCCL 2.30.4, all_reduce_perf -b 1K -e 16G -g 8 (one process per node), NCCL_MIN_NCHANNELS=32 (ring and tree
+# channels; NVLS keeps its own, src/graph/connect.cc): github.com/schmaustech/nvidia-tools-image, README.md (2026),
+# the table kept in bench/logs/all_reduce_2x8_h200_roce.txt. NVLSTree from 256 MiB in cclab's `nccl`.
+for size_busbw in 256MiB:394.69 1GiB:458.75 8GiB:485.57; do
+  collective_row "allreduce ${size_busbw%%:*}, 2 x (8 x H200, 8 x 400G RoCE), NCCL 2.30 default" "${size_busbw##*:}" \
+    dgx_h200:2,net=roce nccl "${size_busbw%%:*}"
+done
 # NVIDIA/nccl#837 (2023): two servers of 8 x A100 80GB with 2 x 200 Gb/s InfiniBand each, all_reduce_perf -b 4M
 # -e 1024M -f 2 on 16 ranks, NCCL's default: "v2.10.3-1: 57.06" GB/s average bus bandwidth (NCCL's maintainer:
 # above the NICs' 50 because on two nodes the tree puts more of the traffic on NVLink). cclab: the average of the
