@@ -41,6 +41,22 @@ TEST(NcclTestsLog, CurrentTextFormat) {
   EXPECT_EQ(log.gpus_per_thread, 1);  // "# nThread 1 nGpus 1": one process per GPU
 }
 
+// A published two-node sweep as its author posted it (nccl-tests 2.18.3, NCCL 2.30.4, one process per node
+// driving eight GPUs), behind the comment lines bench/ keeps its source in: bench/logs/.
+TEST(NcclTestsLog, PublishedTwoNodeSweep) {
+  const NcclTestsLog log =
+      read_nccl_tests_log(fmt::format("{}/bench/logs/all_reduce_2x8_h200_roce.txt", CCLAB_SOURCE_DIR));
+  EXPECT_EQ(log.collective, Collective::AllReduce);
+  EXPECT_EQ(log.ranks, 16);
+  EXPECT_EQ(log.gpus_per_thread, 8);  // "# nThread 1 nGpus 8"
+  ASSERT_EQ(log.rows.size(), 25u);    // 1 KiB to 16 GiB by 2
+  EXPECT_EQ(log.rows.front().bytes, 1024u);
+  EXPECT_EQ(log.rows.back().bytes, 17179869184u);
+  EXPECT_DOUBLE_EQ(log.rows[14].time_us, 304.32);  // 16 MiB: out of place and in place differ by half
+  EXPECT_DOUBLE_EQ(*log.rows[14].in_place_time_us, 207.61);
+  EXPECT_EQ(preset_for_log(log), "dgx_h200:2");  // two hosts of eight H200 (the fabric is not in the log)
+}
+
 TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {
   const NcclTestsLog log = parse_nccl_tests_text(
       "# Collective test starting: reduce_scatter_perf\n"
