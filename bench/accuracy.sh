@@ -8,7 +8,7 @@
 #                    `cclab predict` with the measured one-GPU step as its compute time (batch / throughput,
 #                    backward twice forward) and NCCL's own algorithms (`nccl`: the runs used NCCL), against
 #                    NVIDIA DeepLearningExamples' published throughputs;
-#   small messages:  the time of a tiny allreduce (`cclab plan`), against users' nccl-tests runs;
+#   small and mid-size: the time of an allreduce below 64 MiB (`cclab plan`), against users' nccl-tests runs;
 #   Horovod rows:    Inception V3 on 128 Pascal GPUs over 25 GbE, TCP against RDMA (the Horovod paper), with
 #                    cclab's P100 defaults (TensorFlow's published one-GPU throughput).
 #
@@ -183,9 +183,10 @@ echo
 # Small messages: the time of a tiny allreduce, where latencies are everything. cclab's latencies are NCCL's
 # tuning constants (base and per-step, engine/model/protocol.cpp), a route's own latency where it is longer,
 # and for EFA AWS's own 20 us a network step (aws-ofi-nccl's tuner, docs/topology-format.md; it was an assumed
-# 4 us per end until 2026-12-06); the A100 preset's NVSwitch latency was set from
-# a one-channel ring series (nccl-tests#123), which is therefore not a row here.
-printf "%-58s %12s %12s %8s\n" "small messages (time, us)" published cclab error
+# 4 us per end until 2026-12-06). A GPU-to-GPU route through NVSwitch takes NCCL's 0.6 us LL step since
+# 2026-12-06 (topology/presets.cpp); it was 1 us, and 2 us on DGX A100, set from a one-channel ring series
+# (nccl-tests#123) that one thread launched for all GPUs and so measured the host's launches.
+printf "%-58s %12s %12s %8s\n" "small and mid-size messages (time, us)" published cclab error
 time_at() {  # topology algorithm size -> microseconds
   "$cclab" plan --topology "$1" --algo "$2" --size "$3" |
     sed -n 's/^α-β time: \([0-9.]*\)\(us\|ms\|s\) .*/\1 \2/p' |
@@ -208,6 +209,13 @@ latency_row "allreduce 16 B, 2 x AWS p6-b200 (8 x B200, EFA), NCCL default" 54.5
 # The 4 x H100 sweep above (-g 4: one thread launches the four GPUs' kernels one after another each iteration,
 # which cclab does not model; `cclab compare` says so for such logs): 23.30 us at 8 B, flat to 4 KiB.
 latency_row "allreduce 8 B, 4 x H100, one thread drives all four (-g 4)" 23.30 dgx_h100:1,gpus=4 nccl 8
+# Mid sizes, one process per GPU: 8 x H20 (the H100's NVLink, fewer SMs), nccl-tests 2.19.7, NCCL 2.30,
+# NCCL's default (kvcache-ai/Mooncake PR #3484, 2026, its NCCL baseline). Ring under LL up to 1 MiB, NVLS from
+# 2 MiB in cclab's `nccl`, as NCCL chose on H100 (nccl-tests#309). These rows, with the 4 B one above, are what
+# moved the NVSwitch route to NCCL's LL step (they were +13 to +33 % at 32 KiB-1 MiB with 1 us).
+for size_us in 32KiB:18.66 256KiB:19.54 1MiB:27.76 4MiB:53.24 16MiB:121.33; do
+  latency_row "allreduce ${size_us%%:*}, 8 x H20, NCCL 2.30 default" "${size_us##*:}" dgx_h100:1 nccl "${size_us%%:*}"
+done
 
 echo
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance"
@@ -313,5 +321,5 @@ horovod_rows vgg16 "" 30 68
 
 echo
 summary collective "collective rows (busbw)"
-summary latency "small-message rows (time)" time
+summary latency "small and mid-size rows (time)" time
 summary efficiency "training efficiency rows"

@@ -13,13 +13,21 @@
 namespace cclab::topo {
 namespace {
 
-// Per-hop latencies of the built-in models. They are defaults to calibrate (cclab calibrate), chosen so that
-// end-to-end figures land near published ones: about 1 us GPU to GPU through NVSwitch (2 us on DGX A100,
-// where a measurement says so: nvswitch_models), about 2-3 us GPU to GPU across an InfiniBand switch (NCCL's
-// tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware latencies per step, which include protocol
-// overheads the network model adds separately).
+// Per-hop latencies of the built-in models. They are defaults to calibrate (cclab calibrate): about 2-3 us
+// GPU to GPU across an InfiniBand switch (NCCL's tuning model uses 0.6-4 us NVLink and 5-14 us NET hardware
+// latencies per step, which include protocol overheads the network model adds separately).
 constexpr double kNvLinkHopLatency_s = 0.5e-6;
 constexpr double kPcieHopLatency_s = 0.4e-6;
+// A GPU's link to an NVSwitch fabric: a GPU-to-GPU message crosses two, 0.6 us, which is NCCL's own cost of
+// an LL step over NVLink (hwLat, src/graph/tuning.cc), the least a protocol step pays
+// (engine/model/protocol.hpp); LL128 and Simple steps cost NCCL's 1.9 and 3.4 us. Runs with one process per
+// GPU meet it: 8 x H20 took 12.5 us at 4 B (deepseek-ai/DeepEP#303; 6.6 us of launch and 14 steps make 15.0)
+// and 19.5-27.8 us from 256 KiB to 1 MiB (kvcache-ai/Mooncake PR #3484, NCCL 2.30; 18.3-28.0). Until
+// 2026-12-06 a GPU-to-GPU message took 1 us here and 2 us on DGX A100, set from a one-channel ring series on
+// 2 to 8 A100s (nccl-tests#123) that one thread launched for all GPUs (-g N): from four GPUs on its times are
+// 4.2 us per GPU (16.9 to 33.7 us), the host launching each GPU's kernel in turn, not NVSwitch steps (README,
+// "Small messages").
+constexpr double kNvSwitchHopLatency_s = 0.3e-6;
 
 // PCIe x16 per-direction payload rate: lanes x GT/s x 128/130 encoding / 8 bits.
 constexpr double kPcieGen4x16_Bps = 16 * 16e9 * 128.0 / 130.0 / 8;  // 31.5 GB/s
@@ -171,8 +179,6 @@ struct NvSwitchNode {
   double nic_Bps = 0;
   double pcie_Bps = 0;
   GpuArch arch = GpuArch::Hopper;
-  // Latency of each GPU's link to the NVSwitch fabric: a GPU-to-GPU message crosses two.
-  double nvswitch_hop_latency_s = kNvLinkHopLatency_s;
 };
 
 Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node,
@@ -193,7 +199,7 @@ Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode&
     VertexId nvs = t.add_vertex(Vertex{pre + "nvswitch", VertexKind::NvSwitch, n});
     VertexId cpu = t.add_vertex(Vertex{pre + "cpu", VertexKind::Cpu, n});
     for (int g = 0; g < node.gpus; ++g)
-      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, node.nvlink_Bps, node.nvswitch_hop_latency_s);
+      t.add_link(gpus[g], nvs, LinkKind::NvSwitch, node.nvlink_Bps, kNvSwitchHopLatency_s);
     std::vector<VertexId> pcie;
     for (int s = 0; s < switches; ++s) {
       pcie.push_back(t.add_vertex(Vertex{fmt::format("{}pcie{}", pre, s), VertexKind::PcieSwitch, n}));
@@ -415,15 +421,10 @@ struct NvSwitchModel {
 const std::array<NvSwitchModel, 5>& nvswitch_models() {
   static const std::array<NvSwitchModel, 5> models{{
       // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
-      // A message from GPU to GPU through its NVSwitch takes about 2 us: on a DGX A100, NCCL_ALGO=Ring with
-      // one channel, 8-128 B allreduces took 10, 13.76, 16.88, 20.8, 25.2, 29.5 and 33.7 us on 2 to 8 GPUs
-      // (nccl-tests#123, 2022): 1.98 us per ring step (least squares over 2(n-1) steps) above a 6.05 us
-      // intercept (NCCL's LL launch cost is 6.6). NCCL's tuning constant, 0.6 us per NVLink step, is not
-      // what these A100s did.
       {"dgx_a100",
        "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
        "switches",
-       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere, 1.0e-6}},
+       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere}},
       // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
       {"dgx_h100",
        "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
