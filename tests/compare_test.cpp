@@ -55,6 +55,18 @@ TEST(NcclTestsLog, PublishedTwoNodeSweep) {
   EXPECT_DOUBLE_EQ(log.rows[14].time_us, 304.32);  // 16 MiB: out of place and in place differ by half
   EXPECT_DOUBLE_EQ(*log.rows[14].in_place_time_us, 207.61);
   EXPECT_EQ(preset_for_log(log), "dgx_h200:2");  // two hosts of eight H200 (the fabric is not in the log)
+  // Its small collectives are flat at the host's eight launches an iteration: the note gives the floor (the
+  // 4 KiB row's 43.51 us) per GPU, and how many rows the model puts below it.
+  const Comparison c =
+      compare_with_model(log, topo::make_preset("dgx_h200:2,net=roce"), std::nullopt, "nccl", {}, {});
+  const auto below = std::count_if(c.rows.begin(), c.rows.end(),
+                                   [](const ComparedRow& r) { return r.predicted_s * 1e6 < 43.51; });
+  EXPECT_GT(below, 0);
+  const std::string floor =
+      fmt::format("less than 43.5 us, 5.4 us a GPU, and the model puts {} of its 25", below);
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [&](const std::string& n) {
+    return n.find(floor) != std::string::npos;
+  })) << floor;
 }
 
 TEST(NcclTestsLog, ForcedAlgorithmAndProtocolFromNcclsInfoLines) {

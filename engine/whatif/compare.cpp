@@ -189,14 +189,24 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     out.notes.push_back(fmt::format("{} row{} not compared: {}", rows, rows == 1 ? "" : "s", reason));
   // nccl-tests -g G: one thread posts the collective to G GPUs inside one NCCL group, and ncclGroupEnd
   // launches their kernels one after another, so each iteration carries G launches' host work. Small
-  // collectives are paced by it (4 x H100, -g 4, NCCL 2.29: 23.3 us at 8 B, flat to 4 KiB, where NCCL's own
-  // tuning model says 10.2). The model's launch cost is one launch, as with one process per GPU.
-  if (log.gpus_per_thread > 1) {
+  // collectives are paced by it: their times are flat at G times a few microseconds (4 x H100, -g 4, NCCL
+  // 2.29: 23.3 us from 8 B to 4 KiB, where NCCL's own tuning model says 10.2; 2 x 8 H200, -g 8: 43.5-45.1 us
+  // from 1 to 4 KiB; 2 to 8 A100, -g N, nccl-tests#123: 4.2 us a GPU from four GPUs on). The model's launch
+  // cost is one launch, as with one process per GPU; the note gives the log's own floor per GPU and the rows
+  // the model puts below it, where the host, not the GPUs, set the measured time.
+  if (log.gpus_per_thread > 1 && !out.rows.empty()) {
+    double floor_us = out.rows.front().measured.time_us;
+    for (const ComparedRow& r : out.rows)
+      floor_us = std::min(floor_us, r.measured.time_us);
+    const auto below = std::count_if(out.rows.begin(), out.rows.end(),
+                                     [&](const ComparedRow& r) { return r.predicted_s * 1e6 < floor_us; });
     out.notes.push_back(fmt::format(
         "each thread of the run drove {} GPUs (nccl-tests -g {}) and launched their kernels one after the "
         "other every iteration; the model launches once per rank (one process per GPU: mpirun/srun with -g "
-        "1), so where latency dominates the measured times carry host work it leaves out",
-        log.gpus_per_thread, log.gpus_per_thread));
+        "1), so where latency dominates the measured times carry host work it leaves out: no collective of "
+        "the run took less than {:.1f} us, {:.1f} us a GPU, and the model puts {} of its {} rows below that",
+        log.gpus_per_thread, log.gpus_per_thread, floor_us, floor_us / log.gpus_per_thread, below,
+        out.rows.size()));
   }
   // nccl-tests -G N: N iterations in one CUDA graph launch, so each carries a small part of a launch, where
   // the model charges every collective NCCL's base latency, a launch included.
