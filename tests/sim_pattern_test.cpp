@@ -235,6 +235,28 @@ TEST(SimPatterns, ContendingTreesAndExplicitPassesRunOpByOp) {
   }
 }
 
+// NVLS+SHARP passes go by pattern at their ports' even shares, what op by op gives them where nothing else
+// crosses those ports (within 1 %); a neighbour's stream through one of the NICs makes the pass run op by op,
+// as do CollNet Direct's passes, whose scatter and gather streams share an NVSwitch port only while both run.
+TEST(SimPatterns, NvlsSharpByPatternWhereItsPortsAreItsOwn) {
+  topo::Topology t = topo::make_preset("dgx_h100:4,sharp=1");
+  for (const std::uint64_t bytes : {16ULL << 20, 256ULL << 20}) {
+    const CompactSchedule s = plan(t, "nvls_sharp", bytes);
+    ASSERT_TRUE(sim::simulates_by_pattern(s, free_reductions(true)));
+    const sim::BatchOutcome fast = run_one(s, t, free_reductions(true));
+    const double exact_s = run_one(s, t, free_reductions(false)).result->total_s;
+    EXPECT_TRUE(fast.by_pattern) << bytes;
+    EXPECT_NEAR(fast.result->total_s, exact_s, 0.01 * exact_s)
+        << bytes << " B: by pattern " << fast.result->total_s << " s, op by op " << exact_s << " s";
+  }
+  EXPECT_FALSE(sim::simulates_by_pattern(plan(t, "collnet", 16ULL << 20), free_reductions(true)));
+  t.add_background({*t.find("n0.nic0"), *t.find("n1.nic0"), 1});
+  const CompactSchedule s = plan(t, "nvls_sharp", 16ULL << 20);
+  const sim::BatchOutcome beside = run_one(s, t, free_reductions(true));
+  EXPECT_FALSE(beside.by_pattern);
+  EXPECT_EQ(beside.result->total_s, run_one(s, t, free_reductions(false)).result->total_s);
+}
+
 // A batch runs each simulation in its own process, several at once and the longest first: each outcome is
 // what simulating that job alone gives, to the bit, in the jobs' order.
 TEST(SimPatterns, ABatchIsEachSimulationOnItsOwn) {
