@@ -20,7 +20,10 @@ std::string host_name(const topo::Topology& topology, int rank) {
 }
 
 std::string background_host(const topo::Topology& topology, topo::VertexId vertex) {
-  return topology.vertex(vertex).name;
+  // A GPU's host is its rank's: a neighbour's stream from or to a GPU (another job's process on it) gets a
+  // host of its own there, routed from the same vertex, so the two never share a name or a route.
+  const topo::Vertex& v = topology.vertex(vertex);
+  return v.kind == topo::VertexKind::Gpu ? v.name + ".neighbour" : v.name;
 }
 
 std::string switch_host(const topo::Topology& topology, const topo::SwitchPort& port) {

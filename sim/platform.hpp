@@ -76,7 +76,8 @@ std::string platform_xml(const topo::Topology& topology, int world_size, const R
                          double host_speed);
 
 std::string host_name(const topo::Topology& topology, int rank);
-// The host of a background flow's endpoint (after build_platform).
+// The host of a background flow's endpoint (after build_platform): the vertex's name, with ".neighbour"
+// after a GPU's (its rank's host has the name).
 std::string background_host(const topo::Topology& topology, topo::VertexId vertex);
 // The host of the switch at the end of `port` (after build_platform with it among switch_ranks).
 std::string switch_host(const topo::Topology& topology, const topo::SwitchPort& port);

@@ -637,7 +637,9 @@ FlowRoute flow_route(sg4::Host* from, sg4::Host* to) {
 //   (`lanes_per_channel` IR channels each: a chain's up and down flows through one port, four PCIe GPUs
 //   behind one NIC) contend for as long as the pipeline is full, which depends on the timing (the PCIe case
 //   solved together 55 % slower than op by op, apart 14 % faster): op by op. Up flows of one channel and down
-//   flows of another (NCCL's tree layout, run_patterns) keep their own rates. Tree flows that cross a
+//   flows of another (NCCL's tree layout, run_patterns) keep their own rates, and so do CollNet Direct's
+//   scatter and gather, which meet only while rounds overlap, where the port's bytes bound them (within
+//   2.2 % of op by op on 16 DGX H100 nodes, 1 MiB to 256 MiB). Tree and Direct flows that cross a
 //   neighbour's backlogged streams, which take whatever a link has left: op by op.
 // - Each flow's rate on the wire: a flow that is not its pipeline's slowest is off the wire part of the
 //   time, and so are the flows beside it, so a message gets what its links have left beyond the others'
@@ -669,7 +671,7 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
       const RankConnection& c = g.flows[i];
       const FlowRoute& route = routes[k].emplace_back(flow_route(hosts[c.from], hosts[c.to]));
       for (sg4::Link* l : route.shared) {
-        if (g.tree && streamed.contains(l)) out.op_by_op = true;
+        if ((g.tree || g.alternating) && streamed.contains(l)) out.op_by_op = true;
         load_Bps[l] += throughput.at(g.pipeline[i]);
       }
     }
@@ -687,7 +689,8 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
         for (sg4::Link* l : routes[k][i].shared) {
           if (!saturated.contains(l)) continue;
           const auto [at, fresh] = group_of.try_emplace({l, groups[k].flows[i].ir_channel / lanes}, k);
-          if (!fresh && at->second != k) out.op_by_op = true;
+          if (!fresh && at->second != k && !(groups[k].alternating && groups[at->second].alternating))
+            out.op_by_op = true;
         }
       }
     }
@@ -709,19 +712,21 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
   return out;
 }
 
-// An NVLS+SHARP pass (simulates_by_pattern) goes by pattern at the α-β model's even share of its switch ports
-// (each GPU's NVSwitch port and its NIC's link to the SHARP switch), which is what max-min sharing gives its
-// switch flows where nothing else crosses those links: the ports' channels, all busy at once (op by op
-// agrees within 0.3 % on 16 DGX H100 nodes, 1 MiB to 256 MiB). Where a connection of the same phase (`flows`)
-// or a neighbour's stream crosses a port, who gets what depends on the timing: op by op.
+// A SHARP pass (simulates_by_pattern) goes by pattern at the α-β model's even share of its switch ports
+// (its NIC's link to the SHARP switch, and under NVLS each GPU's NVSwitch port), which is what max-min
+// sharing gives its switch flows where nothing else crosses those links: the ports' channels, all busy at
+// once (op by op agrees within 0.3 % on 16 DGX H100 nodes, 1 MiB to 256 MiB). Where a connection of the same
+// phase (`flows`, CollNet Direct's own messages inside a node aside: they cross no SHARP port) or a
+// neighbour's stream crosses a port, who gets what depends on the timing: op by op.
 void require_lone_switch_ports(const CompactSchedule& s, const topo::Topology& t, int phase,
                                const std::vector<FlowGroup>& flows) {
   std::unordered_set<std::size_t> ports;
   for (const Lane& lane : s.phases().at(phase).lanes) {
-    if (!std::holds_alternative<SharpPass>(*lane.pass)) continue;
+    const auto* sharp = std::get_if<SharpPass>(lane.pass.get());
+    if (!sharp) continue;
     for (const int rank : lane.ranks) {
       ports.insert(reduction_port(t, rank, true).port.link);
-      ports.insert(reduction_port(t, rank, false).port.link);
+      if (sharp->intra == SharpIntra::Nvls) ports.insert(reduction_port(t, rank, false).port.link);
     }
   }
   if (ports.empty()) return;

@@ -106,18 +106,15 @@ using BatchProgress = std::function<void(std::size_t job)>;
 std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
                                                  const BatchProgress& finished = {});
 // Whether simulate_compact tries `schedule` by pattern under `params`: asked to (by_pattern), no platform
-// file to write, and ring, tree and NVLS+SHARP passes only. A schedule whose tree lanes contend, or whose
-// SHARP ports carry other flows too, still runs op by op (BatchOutcome::by_pattern says which way a batch's
-// jobs ran). CollNet Direct's passes stay op by op: their scatter and gather streams share a GPU's NVSwitch
-// port only while both run, which the α-β model's even split of the port among all of them does not see
-// (5-10 us slower than op by op from 1 to 16 MiB on 16 DGX H100 nodes).
+// file to write, and ring, tree and SHARP (CollNet Direct, NVLS+SHARP) passes only. A schedule whose tree
+// lanes contend, whose Direct or tree flows cross a neighbour's streams, or whose SHARP ports carry other
+// flows too, still runs op by op (BatchOutcome::by_pattern says which way a batch's jobs ran).
 inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {
   if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases()) {
     for (const Lane& lane : phase.lanes) {
-      const auto* sharp = std::get_if<SharpPass>(lane.pass.get());
       if (!std::holds_alternative<RingPass>(*lane.pass) && !std::holds_alternative<TreePass>(*lane.pass) &&
-          !(sharp && sharp->intra == SharpIntra::Nvls))
+          !std::holds_alternative<SharpPass>(*lane.pass))
         return false;
     }
   }

@@ -3,7 +3,9 @@
 // and topology-derived worlds, the explicit schedule that expansion yields equals, op for op, the one the
 // planners produced before the compact form existed. Those schedules are kept as 64-bit fingerprints in
 // tests/data/explicit_fingerprints.txt, written by the explicit planners of commit 29d80e7 (the collnet
-// and nvls_sharp points on SHARP presets by those of commit 0a3314b, before their compact pass).
+// and nvls_sharp points on SHARP presets by those of commit 0a3314b, before their compact pass; the collnet
+// points again on 2026-12-06, when a pair's scatter and gather moved to adjacent IR channels, the two lanes
+// of one network channel: the same ops on other channel numbers).
 //
 // To regenerate on purpose (a planner change that alters schedules):
 //   CCLAB_WRITE_FINGERPRINTS=tests/data/explicit_fingerprints.txt build/tests/expansion_test

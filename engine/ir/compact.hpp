@@ -109,8 +109,11 @@ struct NvlsTreePass {
 // rank m of every node is one SHARP group (named by member m, node 0's), which sums the node sums of each
 // round across nodes on the channel's network IR channel, at most kPostAhead rounds in flight. Inside nodes:
 //   Direct: NCCL's CollNetDirect (engine/plan/collnet_allreduce.hpp). Peers send each other their shares of
-//           each round and the results back over point-to-point messages: per channel an IR channel for
-//           each pair of local ranks' scatter, one for the network, one for each pair's gather, g(g−1) + 1.
+//           each round and the results back over point-to-point messages: per channel two IR channels for
+//           each pair of local ranks, its scatter (even) and its gather (odd), and two for the network (its
+//           switch ops on the even one), g(g−1) + 2. A pair's scatter and gather are the two lanes of one
+//           network channel (lanes_per_channel 2), as a tree's up and down are: a round's gather follows its
+//           scatter, so they do not split a link between them.
 //   Nvls:   NCCL's NVLS across nodes (engine/plan/nvls_sharp_allreduce.hpp). The NVSwitch reduces each round
 //           across the node and multicasts the network's sum back: IR channel 2c, the network 2c + 1.
 enum class SharpIntra { Direct, Nvls };
@@ -124,21 +127,21 @@ struct SharpPass {
 
   int members() const { return nodes * gpus_per_node; }
   int channels() const { return channel_count; }
-  // IR channels per channel: Direct g(g−1) + 1, Nvls 2 (at most INT_MAX: a loaded pass may ask for more,
+  // IR channels per channel: Direct g(g−1) + 2, Nvls 2 (at most INT_MAX: a loaded pass may ask for more,
   // which its check refuses).
   int ir_channels_per_channel() const {
     if (intra == SharpIntra::Nvls) return 2;
     const long long g = gpus_per_node;
-    return static_cast<int>(std::min<long long>(g * (g - 1) + 1, INT_MAX));
+    return static_cast<int>(std::min<long long>(g * (g - 1) + 2, INT_MAX));
   }
-  // Channel c's IR channel for the network's reductions: Direct after the scatter lanes, Nvls 2c + 1.
+  // Channel c's IR channel for the network's reductions: Direct after its pairs' lanes, Nvls 2c + 1.
   int network_channel(int c) const {
-    return intra == SharpIntra::Nvls ? 2 * c + 1 : c * ir_channels_per_channel() + pairs();
+    return intra == SharpIntra::Nvls ? 2 * c + 1 : c * ir_channels_per_channel() + 2 * pairs();
   }
   // Direct: channel c's IR channel for local ranks a and b's scatter messages (both ways), and their
-  // gather's.
-  int scatter_channel(int c, int a, int b) const { return c * ir_channels_per_channel() + pair(a, b); }
-  int gather_channel(int c, int a, int b) const { return network_channel(c) + 1 + pair(a, b); }
+  // gather's, the next one.
+  int scatter_channel(int c, int a, int b) const { return c * ir_channels_per_channel() + 2 * pair(a, b); }
+  int gather_channel(int c, int a, int b) const { return scatter_channel(c, a, b) + 1; }
 
  private:
   int pairs() const { return gpus_per_node * (gpus_per_node - 1) / 2; }

@@ -11,9 +11,9 @@
 namespace cclab {
 namespace {
 
-// CollNetDirect: each pair of local ranks has a scatter and a gather IR channel of its own per channel, so
-// that the streams a GPU runs at once are as many IR channels, and the α-β model splits its NVSwitch port
-// among them as SimGrid does.
+// CollNetDirect: each pair of local ranks has a scatter and a gather IR channel of its own per channel (the
+// two lanes of one network channel, SharpPass), so that the streams a GPU runs at once are as many IR
+// channels, and the α-β model splits its NVSwitch port among the pairs as SimGrid does.
 void expand_direct(const SharpPass& pass, int member, Program& program, int only_channel) {
   const int g = pass.gpus_per_node;
   const int n = member / g, m = member % g;

@@ -534,16 +534,19 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
 }
 
 std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
-  enum Group { Together, TreeUp, TreeDown, Groups };
+  enum Group { Together, TreeUp, TreeDown, Scatter, Gather, Groups };
   std::vector<std::vector<std::pair<RankConnection, int>>> groups(Groups);
   int pipelines = 0;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
     const bool tree = std::holds_alternative<TreePass>(*lane.pass);
+    const bool direct = std::holds_alternative<SharpPass>(*lane.pass);  // only Direct has connections
     const int first_pipeline = pipelines;
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
-      const Group group = !tree ? Together : channel % 2 == 0 ? TreeUp : TreeDown;
-      const int pipeline = first_pipeline + (tree ? channel / 2 : channel);
+      const Group group = tree     ? (channel % 2 == 0 ? TreeUp : TreeDown)
+                          : direct ? (channel % 2 == 0 ? Scatter : Gather)
+                                   : Together;
+      const int pipeline = first_pipeline + (tree || direct ? channel / 2 : channel);
       pipelines = std::max(pipelines, pipeline + 1);
       groups[group].push_back({{g[a], g[b], channel}, pipeline});
     });
@@ -555,7 +558,8 @@ std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
     std::sort(flows.begin(), flows.end());
     flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
     FlowGroup& fg = out.emplace_back();
-    fg.tree = group != Together;
+    fg.tree = group == TreeUp || group == TreeDown;
+    fg.alternating = group == Scatter || group == Gather;
     for (const auto& [c, pipeline] : flows) {
       fg.flows.push_back(c);
       fg.pipeline.push_back(pipeline);

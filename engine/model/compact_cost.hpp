@@ -37,10 +37,11 @@ int count_compact_steps(const CompactSchedule& schedule);
 // - every connection (from, to, IR channel, in global ranks) that the expansion of phase `phase` uses, each
 //   once, in a fixed order, grouped into the flows that run side by side: a ring pass's connections are
 //   busy together for its 2(P-1) steps; a tree pass's up connections (IR channels 2c) carry the reduction
-//   and its down connections (2c+1) the broadcast, two groups, busy together only while a pipeline is full.
-//   Ring groups first, then up, then down; empty groups left out. Each flow also carries its pipeline (one
-//   ring channel, or one tree, of one lane, numbered within the phase): a pipeline's flows move its chunks
-//   at one rate, its slowest flow's.
+//   and its down connections (2c+1) the broadcast, two groups, busy together only while a pipeline is full;
+//   a CollNet Direct pass's scatter connections (even IR channels) and gather connections (odd) likewise.
+//   Ring groups first, then up, down, scatter, gather; empty groups left out. Each flow also carries its
+//   pipeline (one ring channel, one tree, or one pair of local ranks' channel, of one lane, numbered within
+//   the phase): a pipeline's flows move its chunks at one rate, its slowest flow's.
 struct RankConnection {
   int from = 0, to = 0, ir_channel = 0;
   auto operator<=>(const RankConnection&) const = default;
@@ -49,6 +50,9 @@ struct FlowGroup {
   std::vector<RankConnection> flows;
   std::vector<int> pipeline;  // per flow
   bool tree = false;
+  // CollNet Direct's scatter or gather: a round's gather leaves after its scatter has arrived, so the two
+  // meet on a GPU's port only while rounds overlap, where its bytes bound the whole (the busiest-link floor).
+  bool alternating = false;
 };
 std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& schedule, int phase);
 // - declares every connection of the schedule in `costs` (then finish() it);

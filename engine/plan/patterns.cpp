@@ -173,10 +173,11 @@ CompactSchedule sharp_allreduce_plan(const CollectiveSpec& spec, const std::stri
   CCLAB_ENFORCE(static_cast<long long>(pass.ir_channels_per_channel()) * pass.channel_count <= 65535,
                 "{}: {} channels of {} GPUs per node need more than 65,535 IR channels", algorithm, channels,
                 g);
-  // Direct: every stream is its own IR channel (lanes_per_channel 1), so that a GPU's scatter and gather
-  // messages to its peers all run at once and the α-β model splits a link among the IR channels crossing
-  // it. Nvls: IR channels 2c (NVSwitch) and 2c+1 (SHARP) make one channel.
-  return node_major_plan(spec, algorithm, groups, std::move(pass), intra == SharpIntra::Nvls ? 2 : 1);
+  // Two IR channels make a network channel. Direct: each pair of local ranks has its own, so that a GPU's
+  // messages to its peers all run at once and the α-β model splits a link among the pairs crossing it, as
+  // SimGrid does; a pair's scatter and gather are its two lanes, which follow each other in a round and count
+  // once (NCCL runs them as warps of one thread block). Nvls: IR channels 2c (NVSwitch) and 2c+1 (SHARP).
+  return node_major_plan(spec, algorithm, groups, std::move(pass), 2);
 }
 
 std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
