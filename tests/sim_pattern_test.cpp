@@ -235,46 +235,45 @@ TEST(SimPatterns, ContendingTreesAndExplicitPassesRunOpByOp) {
   }
 }
 
-// NVLS+SHARP passes go by pattern at their ports' even shares, what op by op gives them where nothing else
-// crosses those ports (within 1 %); a neighbour's stream through one of the NICs makes the pass run op by op.
-TEST(SimPatterns, NvlsSharpByPatternWhereItsPortsAreItsOwn) {
-  topo::Topology t = topo::make_preset("dgx_h100:4,sharp=1");
-  for (const std::uint64_t bytes : {16ULL << 20, 256ULL << 20}) {
-    const CompactSchedule s = plan(t, "nvls_sharp", bytes);
+// A SHARP algorithm by pattern: at each size it must go by pattern and land within `tolerance` of op by op;
+// with `neighbour` (a stream across one of its ports) added, it must fall back to op by op, bit-equal.
+void expect_sharp_by_pattern(topo::Topology t, const std::string& algorithm,
+                             std::initializer_list<std::uint64_t> sizes, double tolerance,
+                             const topo::Topology::BackgroundFlow& neighbour) {
+  for (const std::uint64_t bytes : sizes) {
+    const CompactSchedule s = plan(t, algorithm, bytes);
     ASSERT_TRUE(sim::simulates_by_pattern(s, free_reductions(true)));
     const sim::BatchOutcome fast = run_one(s, t, free_reductions(true));
     const double exact_s = run_one(s, t, free_reductions(false)).result->total_s;
-    EXPECT_TRUE(fast.by_pattern) << bytes;
-    EXPECT_NEAR(fast.result->total_s, exact_s, 0.01 * exact_s)
-        << bytes << " B: by pattern " << fast.result->total_s << " s, op by op " << exact_s << " s";
+    EXPECT_TRUE(fast.by_pattern) << algorithm << ", " << bytes;
+    EXPECT_NEAR(fast.result->total_s, exact_s, tolerance * exact_s)
+        << algorithm << ", " << bytes << " B: by pattern " << fast.result->total_s << " s, op by op "
+        << exact_s << " s";
   }
-  t.add_background({*t.find("n0.nic0"), *t.find("n1.nic0"), 1});
-  const CompactSchedule s = plan(t, "nvls_sharp", 16ULL << 20);
+  t.add_background(neighbour);
+  const CompactSchedule s = plan(t, algorithm, 16ULL << 20);
   const sim::BatchOutcome beside = run_one(s, t, free_reductions(true));
-  EXPECT_FALSE(beside.by_pattern);
-  EXPECT_EQ(beside.result->total_s, run_one(s, t, free_reductions(false)).result->total_s);
+  EXPECT_FALSE(beside.by_pattern) << algorithm;
+  EXPECT_EQ(beside.result->total_s, run_one(s, t, free_reductions(false)).result->total_s) << algorithm;
+}
+
+// NVLS+SHARP passes go by pattern at their ports' even shares, what op by op gives them where nothing else
+// crosses those ports (within 1 %); a neighbour's stream through one of the NICs makes the pass run op by op.
+TEST(SimPatterns, NvlsSharpByPatternWhereItsPortsAreItsOwn) {
+  const topo::Topology t = topo::make_preset("dgx_h100:4,sharp=1");
+  expect_sharp_by_pattern(t, "nvls_sharp", {16ULL << 20, 256ULL << 20}, 0.01,
+                          {*t.find("n0.nic0"), *t.find("n1.nic0"), 1});
 }
 
 // CollNet Direct goes by pattern too: a pair's scatter and gather streams meet on a GPU's NVSwitch port only
 // while its rounds overlap, where the port's bytes bound them, so each keeps its group's max-min share
 // (phase_shares): within 3 % of op by op from 1 MiB, where rounds do not overlap, to 256 MiB, where the
-// port sets the pace. A neighbour's stream across an NVSwitch port sends it op by op.
+// port sets the pace. A neighbour's stream across an NVSwitch port (from a GPU: its host is not the rank's)
+// sends it op by op.
 TEST(SimPatterns, CollNetDirectByPatternWithinOpByOp) {
-  topo::Topology t = topo::make_preset("dgx_h100:2,sharp=1");
-  for (const std::uint64_t bytes : {1ULL << 20, 16ULL << 20, 256ULL << 20}) {
-    const CompactSchedule s = plan(t, "collnet", bytes);
-    ASSERT_TRUE(sim::simulates_by_pattern(s, free_reductions(true)));
-    const sim::BatchOutcome fast = run_one(s, t, free_reductions(true));
-    const double exact_s = run_one(s, t, free_reductions(false)).result->total_s;
-    EXPECT_TRUE(fast.by_pattern) << bytes;
-    EXPECT_NEAR(fast.result->total_s, exact_s, 0.03 * exact_s)
-        << bytes << " B: by pattern " << fast.result->total_s << " s, op by op " << exact_s << " s";
-  }
-  t.add_background({*t.find("n0.gpu0"), *t.find("n0.gpu1"), 1});
-  const CompactSchedule s = plan(t, "collnet", 16ULL << 20);
-  const sim::BatchOutcome beside = run_one(s, t, free_reductions(true));
-  EXPECT_FALSE(beside.by_pattern);
-  EXPECT_EQ(beside.result->total_s, run_one(s, t, free_reductions(false)).result->total_s);
+  const topo::Topology t = topo::make_preset("dgx_h100:2,sharp=1");
+  expect_sharp_by_pattern(t, "collnet", {1ULL << 20, 16ULL << 20, 256ULL << 20}, 0.03,
+                          {*t.find("n0.gpu0"), *t.find("n0.gpu1"), 1});
 }
 
 // A batch runs each simulation in its own process, several at once and the longest first: each outcome is
