@@ -737,9 +737,13 @@ void require_lone_switch_ports(const CompactSchedule& s, const topo::Topology& t
   };
   for (const auto& stream : t.background())
     if (crosses(stream.from, stream.to)) throw OpByOpNeeded{};
+  // Each pair of ranks routed once: CollNet Direct's scatter and gather, on every channel, share a pair.
+  std::set<std::pair<int, int>> pairs;
   for (const FlowGroup& g : flows)
     for (const RankConnection& c : g.flows)
-      if (crosses(t.gpus()[c.from], t.gpus()[c.to])) throw OpByOpNeeded{};
+      pairs.emplace(c.from, c.to);
+  for (const auto& [from, to] : pairs)
+    if (crosses(t.gpus()[from], t.gpus()[to])) throw OpByOpNeeded{};
 }
 
 // The pattern-level simulation (sim/simulator.hpp), inside the child process; throws OpByOpNeeded where
