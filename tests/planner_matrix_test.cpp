@@ -55,7 +55,8 @@ void check(const Algorithm& a, const topo::Topology& t, std::uint64_t count, DTy
 
 // The world a planner runs on: P single-GPU servers; for planners that need NVLink domains (NVLS) one
 // NVSwitch node of P GPUs, or several (nvls_tree: the fewest GPUs per node above one that divide P, else
-// one); for in-network reduction (collnet, nvls_sharp) as many DGX A100 or H100 nodes on a SHARP switch.
+// one); for in-network reduction (collnet, collnet_chain, nvls_sharp) as many DGX A100 or H100 nodes on a
+// SHARP switch.
 std::optional<topo::Topology> world_for(const Algorithm& a, int world) {
   int per_node = 1;
   for (int g = world / 2; g >= 2; --g)
@@ -115,7 +116,7 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       for (const Algorithm& a : algorithms()) {
         // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies), PAT
         // one GPU per node, CollNet SHARP switches, as in NCCL; every other planner runs everywhere.
-        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat" || a.name == "collnet";
+        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat" || a.name.starts_with("collnet");
         if (hardware_bound && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok) continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;

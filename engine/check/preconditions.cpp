@@ -105,7 +105,9 @@ std::optional<std::string> check_nvls_tree(const NvlsTreePass& p) {
 // construction of the expansion, the members of a SHARP group (local rank m of every node) run the same
 // rounds of the same range in the same order on the network IR channel (MemberRounds depends on m and the
 // channel only), and a node's members the same rounds of their switch instance or their messages to each
-// other, so every instance finds all its members and every message its receive.
+// other, so every instance finds all its members and every message its receive. A chain pass's members run
+// the same rounds of their channel's part, its heads (one per node) the same SHARP instances, and each member
+// meets the ones above and below it in its node's copy of the chain.
 std::optional<std::string> check_sharp(const SharpPass& p) {
   if (p.channels() < 1) return "a SHARP pass without channels";
   if (p.gpus_per_node < 1 || p.nodes < 1)
@@ -113,6 +115,22 @@ std::optional<std::string> check_sharp(const SharpPass& p) {
   if (static_cast<long long>(p.ir_channels_per_channel()) * p.channels() > 65535)
     return fmt::format("{} channels of {} GPUs per node need more than 65,535 IR channels", p.channels(),
                        p.gpus_per_node);
+  if (p.intra == SharpIntra::Chain) {
+    // Every channel's chain is a permutation of the local ranks, so each member has one place in it.
+    if (p.chains.size() != static_cast<std::size_t>(p.channels()))
+      return fmt::format("a chain SHARP pass of {} channels has {} chains", p.channels(), p.chains.size());
+    for (std::size_t c = 0; c < p.chains.size(); ++c) {
+      std::vector<std::uint8_t> seen(p.gpus_per_node, 0);
+      if (p.chains[c].size() != seen.size())
+        return fmt::format("chain {} has {} local ranks, the nodes {}", c, p.chains[c].size(), seen.size());
+      for (int m : p.chains[c])
+        if (m < 0 || m >= p.gpus_per_node || seen[m]++)
+          return fmt::format("chain {} is not a permutation of the {} local ranks", c, p.gpus_per_node);
+    }
+    const std::uint64_t part = partition(p.count, p.channels(), 0).count;
+    if (p.round_elems > 0 && part / p.round_elems > INT_MAX) return "too many rounds per channel";
+    return std::nullopt;
+  }
   const std::uint64_t per_member = partition(p.count, p.gpus_per_node, 0).count;
   const std::uint64_t round = std::max<std::uint64_t>(1, p.round_elems / p.gpus_per_node);
   if (p.round_elems > 0 && per_member / round > INT_MAX) return "too many rounds per channel";

@@ -21,6 +21,10 @@ int TreePass::rounds() const {
   return chunk_rounds(partition(count, channels(), 0).count, chunk_elems);
 }
 
+int SharpPass::chain_rounds() const {
+  return chunk_rounds(partition(count, std::max(1, channels()), 0).count, round_elems);
+}
+
 int Tree::depth() const {
   // Depth of each node from its parent's, visiting parents first (a BFS from the root): O(n), not O(n·depth).
   // A member is visited once even when the lists are not a tree (a loaded file; the checks reject it later).
@@ -63,7 +67,14 @@ std::string_view pass_name(const Pass& pass) {
     case 2:
       return "nvls_tree";
     case 3:
-      return std::get<SharpPass>(pass).intra == SharpIntra::Nvls ? "nvls_sharp" : "collnet";
+      switch (std::get<SharpPass>(pass).intra) {
+        case SharpIntra::Nvls:
+          return "nvls_sharp";
+        case SharpIntra::Chain:
+          return "collnet_chain";
+        default:
+          return "collnet";
+      }
     default:
       return "explicit";
   }
@@ -328,6 +339,26 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
         }
         if (repeated > 0)
           text += fmt::format("{}and {} more channels, each on one of these trees\n", indent, repeated);
+      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()); sp && sp->intra == SharpIntra::Chain) {
+        text += fmt::format("{}SHARP across {} nodes of {} GPUs, a chain inside each node, {} channels:\n", indent,
+                            sp->nodes, sp->gpus_per_node, sp->channels());
+        int repeated = 0;  // channels whose chain an earlier channel has
+        for (int c = 0; c < sp->channels(); ++c) {
+          bool seen = false;
+          for (int d = 0; d < c && !seen; ++d)
+            seen = sp->chains[d] == sp->chains[c];
+          if (seen) {
+            ++repeated;
+            continue;
+          }
+          std::vector<int> chain;  // node 0's ranks, the head first
+          for (int m : sp->chains[c])
+            chain.push_back(lane.ranks[m]);
+          text += fmt::format("{}chain {}: head {} (its NIC to SHARP), then {}\n", indent, c, chain[0],
+                              clipped(std::vector<int>(chain.begin() + 1, chain.end())));
+        }
+        if (repeated > 0)
+          text += fmt::format("{}and {} more channels, each on one of these chains\n", indent, repeated);
       } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
         text += fmt::format(
             "{}SHARP across {} nodes of {} GPUs, one group per local rank, {} inside each node, {} "

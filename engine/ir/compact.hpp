@@ -10,8 +10,9 @@
 //                   | TreePass    one tree over the members per channel: reduce up, broadcast down
 //                   | NvlsTreePass NCCL's NVLSTree: in-switch reduce in each node, a tree of nodes per local
 //                                rank, in-switch multicast back, pipelined round by round
-//                   | SharpPass   in-network (SHARP) reduction across nodes per local rank, with direct
-//                                messages (CollNetDirect) or NVLS inside each node, round by round
+//                   | SharpPass   in-network (SHARP) reduction across nodes, with direct messages
+//                                (CollNetDirect), a chain (CollNetChain) or NVLS inside each node, round by
+//                                round
 //                   | ExplicitPass programs per member (halving-doubling, chains, loaded JSON, ...)
 //
 // Ring, tree, NVLSTree and SHARP passes hold O(C·P) data or less; their expansion is what the explicit
@@ -116,7 +117,12 @@ struct NvlsTreePass {
 //           scatter, so they do not split a link between them.
 //   Nvls:   NCCL's NVLS across nodes (engine/plan/nvls_sharp_allreduce.hpp). The NVSwitch reduces each round
 //           across the node and multicasts the network's sum back: IR channel 2c, the network 2c + 1.
-enum class SharpIntra { Direct, Nvls };
+//   Chain:  NCCL's CollNetChain (engine/plan/collnet_chain_allreduce.hpp). Channel c carries part c of the
+//           whole vector (not a block per local rank) in rounds of round_elems, down chains[c] (local ranks,
+//           the same on every node): the chain reduces each round up to its head chains[c][0] on IR channel
+//           2c, the head's SHARP group (the heads of every node, named by node 0's head) sums the node sums
+//           on the same IR channel, and the chain broadcasts the result down on 2c + 1: a tree's two lanes.
+enum class SharpIntra { Direct, Nvls, Chain };
 struct SharpPass {
   SharpIntra intra = SharpIntra::Direct;
   std::uint64_t count = 0;
@@ -124,20 +130,26 @@ struct SharpPass {
   int gpus_per_node = 1;
   int nodes = 1;
   int channel_count = 1;
+  std::vector<std::vector<int>> chains;  // Chain only: per channel, local ranks from the head down
 
   int members() const { return nodes * gpus_per_node; }
   int channels() const { return channel_count; }
-  // IR channels per channel: Direct g(g−1) + 2, Nvls 2 (at most INT_MAX: a loaded pass may ask for more,
-  // which its check refuses).
+  // IR channels per channel: Direct g(g−1) + 2, Nvls and Chain 2 (at most INT_MAX: a loaded pass may ask
+  // for more, which its check refuses).
   int ir_channels_per_channel() const {
-    if (intra == SharpIntra::Nvls) return 2;
+    if (intra != SharpIntra::Direct) return 2;
     const long long g = gpus_per_node;
     return static_cast<int>(std::min<long long>(g * (g - 1) + 2, INT_MAX));
   }
-  // Channel c's IR channel for the network's reductions: Direct after its pairs' lanes, Nvls 2c + 1.
+  // Channel c's IR channel for the network's reductions: Direct after its pairs' lanes, Nvls 2c + 1, Chain
+  // 2c (its up lane: the head passes the chain's sum on to the network as the chain's links do).
   int network_channel(int c) const {
+    if (intra == SharpIntra::Chain) return 2 * c;
     return intra == SharpIntra::Nvls ? 2 * c + 1 : c * ir_channels_per_channel() + 2 * pairs();
   }
+  // Chain: channel c's part of the vector, and its rounds.
+  ElemRange chain_part(int c) const { return partition(count, channels(), c); }
+  int chain_rounds() const;
   // Direct: channel c's IR channel for local ranks a and b's scatter messages (both ways), and their
   // gather's, the next one.
   int scatter_channel(int c, int a, int b) const { return c * ir_channels_per_channel() + 2 * pair(a, b); }
@@ -158,7 +170,8 @@ struct ExplicitPass {
 };
 
 using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, ExplicitPass>;
-// "ring", "tree", "nvls_tree", "collnet" or "nvls_sharp" (a SharpPass, Direct or Nvls), "explicit"
+// "ring", "tree", "nvls_tree", "collnet", "collnet_chain" or "nvls_sharp" (a SharpPass: Direct, Chain or
+// Nvls), "explicit"
 std::string_view pass_name(const Pass& pass);
 
 // Where a pass's buffer lives in a member's global buffers: `buffer` at `offset`, plus, when member_blocks

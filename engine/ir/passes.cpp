@@ -93,7 +93,16 @@ std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
   // in-switch multicast, every round. Direct: on each round that moves member m's part, m sends its share to
   // each peer and receives theirs, adds them up (g - 1 adds), runs the network's reduce and sends the result
   // to each peer, and each peer receives it: 5(g - 1) + 1, counted on the round's owner.
+  // Chain: per round, the tail sends up and receives down, a middle member receives and adds, sends up,
+  // receives and sends down, and the head receives and adds, reduces in the network and sends down:
+  // 2 + 4(g - 2) + 3 = 4g - 3 (one SHARP reduce where g = 1).
   const int g = pass.gpus_per_node;
+  if (pass.intra == SharpIntra::Chain) {
+    const unsigned __int128 total = static_cast<unsigned __int128>(4 * static_cast<std::uint64_t>(g) - 3) *
+                                    static_cast<std::uint64_t>(pass.chain_rounds()) *
+                                    static_cast<std::uint64_t>(pass.nodes);
+    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+  }
   const MemberRounds pipe = member_rounds(pass.count, g, pass.channels(), c, pass.round_elems);
   unsigned __int128 per_node = 0;
   if (pass.intra == SharpIntra::Nvls) {
@@ -109,6 +118,9 @@ std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
 }
 
 bool sharp_channels_alike(const SharpPass& pass, int a, int b) {
+  // Chain: the same chain (a member's place in it is its work) and the same part.
+  if (pass.intra == SharpIntra::Chain)
+    return pass.chains[a] == pass.chains[b] && pass.chain_part(a).count == pass.chain_part(b).count;
   return same_member_rounds(pass.count, pass.gpus_per_node, pass.channels(), pass.round_elems, a, b);
 }
 

@@ -343,14 +343,17 @@ std::string compact_to_json(const CompactSchedule& s) {
                   {"node_parents", parents}}
                  .dump();
     } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
-      out += json{{"kind", "sharp"},
-                  {"intra", sp->intra == SharpIntra::Nvls ? "nvls" : "direct"},
-                  {"count", sp->count},
-                  {"round_elems", sp->round_elems},
-                  {"gpus_per_node", sp->gpus_per_node},
-                  {"nodes", sp->nodes},
-                  {"channels", sp->channel_count}}
-                 .dump();
+      json j{{"kind", "sharp"},
+             {"intra", sp->intra == SharpIntra::Nvls     ? "nvls"
+                       : sp->intra == SharpIntra::Chain ? "chain"
+                                                        : "direct"},
+             {"count", sp->count},
+             {"round_elems", sp->round_elems},
+             {"gpus_per_node", sp->gpus_per_node},
+             {"nodes", sp->nodes},
+             {"channels", sp->channel_count}};
+      if (sp->intra == SharpIntra::Chain) j["chains"] = sp->chains;
+      out += j.dump();
     } else {
       std::string programs = schedule_to_json(std::get<ExplicitPass>(pass).programs);
       while (!programs.empty() && programs.back() == '\n')
@@ -490,9 +493,10 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
           [](std::string_view name) -> std::optional<SharpIntra> {
             if (name == "direct") return SharpIntra::Direct;
             if (name == "nvls") return SharpIntra::Nvls;
+            if (name == "chain") return SharpIntra::Chain;
             return std::nullopt;
           },
-          "direct, nvls");
+          "direct, nvls, chain");
       sp.count = in.integer<std::uint64_t>(in.member(pj, "count", pf), pf + ".count", 0, UINT64_MAX / 2);
       sp.round_elems =
           in.integer<std::uint64_t>(in.member(pj, "round_elems", pf), pf + ".round_elems", 0, UINT64_MAX / 2);
@@ -500,7 +504,19 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
       sp.gpus_per_node =
           in.integer<int>(in.member(pj, "gpus_per_node", pf), pf + ".gpus_per_node", 1, (1 << 20) / sp.nodes);
       sp.channel_count = in.integer<int>(in.member(pj, "channels", pf), pf + ".channels", 1, 65535);
-      passes.push_back(std::make_shared<const Pass>(sp));
+      if (sp.intra == SharpIntra::Chain) {  // per channel, the node's local ranks from the head down
+        const json& chains = in.member(pj, "chains", pf);
+        if (!chains.is_array() || chains.size() != static_cast<std::size_t>(sp.channel_count))
+          in.fail(pf + ".chains", fmt::format("expected {} chains, one per channel", sp.channel_count));
+        for (std::size_t c = 0; c < chains.size(); ++c) {
+          const std::string cf = fmt::format("{}.chains[{}]", pf, c);
+          sp.chains.push_back(members_list(chains[c], cf, sp.gpus_per_node, 0));
+          std::vector<std::uint8_t> seen(sp.gpus_per_node, 0);
+          for (int m : sp.chains.back())
+            if (seen[m]++) in.fail(cf, fmt::format("local rank {} appears twice: a chain is a permutation", m));
+        }
+      }
+      passes.push_back(std::make_shared<const Pass>(std::move(sp)));
     } else if (kind == "explicit") {
       passes.push_back(std::make_shared<const Pass>(ExplicitPass{
           schedule_from_json(in.member(pj, "schedule", pf).dump(), source + ": " + pf + ".schedule")}));

@@ -1,5 +1,6 @@
 // A SHARP pass expanded for one member (the algorithms are in engine/plan/collnet_allreduce.hpp, direct
-// messages inside nodes, and engine/plan/nvls_sharp_allreduce.hpp, NVLS inside nodes): per channel, round by
+// messages inside nodes, engine/plan/collnet_chain_allreduce.hpp, a chain, and
+// engine/plan/nvls_sharp_allreduce.hpp, NVLS inside nodes): per channel, round by
 // round, the node sum of the member's share, the network's sum of it across nodes in the member's SHARP
 // group, and the result back to the node. Peers and groups are members; the lane maps them to ranks.
 #include <algorithm>
@@ -120,11 +121,60 @@ void expand_nvls(const SharpPass& pass, int member, Program& program, int only_c
   }
 }
 
+// CollNetChain: per channel, round by round, the chain's sum climbs to the head (each member adds its input
+// to what the one below sent, as a tree's one-child step does), the head's SHARP group sums the node sums on
+// the up lane, at most kPostAhead rounds in flight, and the result runs down the chain on the down lane.
+void expand_chain(const SharpPass& pass, int member, Program& program, int only_channel) {
+  const int g = pass.gpus_per_node;
+  const int n = member / g, m = member % g;
+  const int rounds = pass.chain_rounds();
+  std::vector<OpId> reduced(rounds), sent_up(rounds), have(rounds);
+  ProgramBuilder b(program);
+  for (int c = 0; c < pass.channels(); ++c) {
+    if (only_channel >= 0 && c != only_channel) continue;
+    const std::vector<int>& chain = pass.chains[c];
+    const int at = static_cast<int>(std::find(chain.begin(), chain.end(), m) - chain.begin());
+    const int above = at > 0 ? n * g + chain[at - 1] : -1;
+    const int below = at + 1 < g ? n * g + chain[at + 1] : -1;
+    const int up = 2 * c, down = 2 * c + 1;
+    const int group = chain[0];  // node 0's head names the heads' SHARP group
+    const ElemRange part = pass.chain_part(c);
+    auto chunk = [&](Buffer buffer, int k) {
+      const ElemRange e = partition(part, rounds, k);
+      return Chunk{buffer, e.offset, e.count};
+    };
+    pipeline(
+        rounds,
+        [&](int k) {
+          reduced[k] = below >= 0 ? b.recv_reduce(below, up, chunk(Buffer::Input, k), chunk(Buffer::Output, k))
+                                  : kNoOp;
+        },
+        [&](int k) {
+          const Chunk sum = below >= 0 ? chunk(Buffer::Output, k) : chunk(Buffer::Input, k);
+          if (above >= 0) {
+            sent_up[k] = b.send(above, up, sum, {reduced[k]});
+            return;
+          }
+          sent_up[k] = b.switch_reduce(group, up, sum, chunk(Buffer::Output, k),
+                                       {reduced[k], k >= kPostAhead ? sent_up[k - kPostAhead] : kNoOp});
+        });
+    pipeline(
+        rounds,
+        [&](int k) {
+          have[k] = above >= 0 ? b.recv(above, down, chunk(Buffer::Output, k), {sent_up[k]}) : sent_up[k];
+        },
+        [&](int k) {
+          if (below >= 0) b.send(below, down, chunk(Buffer::Output, k), {have[k]});
+        });
+  }
+}
+
 }  // namespace
 
 void expand_sharp_pass(const SharpPass& pass, int member, Program& program, int only_channel) {
   CCLAB_ENFORCE(pass.gpus_per_node >= 1 && pass.channels() >= 1, "a SHARP pass needs GPUs and channels");
   if (pass.intra == SharpIntra::Nvls) return expand_nvls(pass, member, program, only_channel);
+  if (pass.intra == SharpIntra::Chain) return expand_chain(pass, member, program, only_channel);
   expand_direct(pass, member, program, only_channel);
 }
 

@@ -66,6 +66,20 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
         }
       }
     }
+  } else if (const auto* sp = std::get_if<SharpPass>(&pass); sp && sp->intra == SharpIntra::Chain) {
+    // Chain: each member sends the channel's part up to the one above it (2c) and the one above sends the
+    // result down (2c + 1), in every node.
+    const int g = sp->gpus_per_node;
+    for (int c = 0; c < sp->channels(); ++c) {
+      const std::uint64_t part = sp->chain_part(c).count;
+      const std::vector<int>& chain = sp->chains[c];
+      for (int n = 0; n < sp->nodes; ++n) {
+        for (int i = 1; i < g; ++i) {
+          add(n * g + chain[i], n * g + chain[i - 1], 2 * c, part);
+          add(n * g + chain[i - 1], n * g + chain[i], 2 * c + 1, part);
+        }
+      }
+    }
   } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
     // Direct: inside each node, member m sends each peer j its share of j's part (scatter) and the result of
     // its own part back (gather), each pair and direction on IR channels of its own. Nvls: none.
@@ -116,6 +130,13 @@ void for_each_switch_port(const Pass& pass, Port&& port) {
   const auto* nt = std::get_if<NvlsTreePass>(&pass);
   const auto* sp = std::get_if<SharpPass>(&pass);
   if (!nt && !sp) return;
+  if (sp && sp->intra == SharpIntra::Chain) {  // the head of each node sends the chain's sum, takes the result
+    for (int c = 0; c < sp->channels(); ++c)
+      for (int n = 0; n < sp->nodes; ++n)
+        port(n * sp->gpus_per_node + sp->chains[c][0], sp->network_channel(c), sp->chain_part(c).count,
+             sp->chain_part(c).count, true);
+    return;
+  }
   const int g = nt ? nt->gpus_per_node : sp->gpus_per_node;
   const int channels = nt ? nt->channels() : sp->channels();
   const int members = nt ? nt->members() : sp->members();
@@ -175,7 +196,7 @@ std::vector<double> walk_channel_by_channel(const P& pass, const Lane& lane, con
                                             int per_channel, std::span<const double> ready,
                                             const ConnectionCosts* costs, const CostParams& params,
                                             Alike&& alike, ChannelOps&& channel_ops, Expand&& expand) {
-  const int g = pass.gpus_per_node, members = pass.members();
+  const int members = pass.members();
   const std::string_view name = pass_name(*lane.pass);
   // Whether channel b costs what channel a does: every connection and switch port of a, moved to b's IR
   // channels, costs the same.
@@ -202,7 +223,8 @@ std::vector<double> walk_channel_by_channel(const P& pass, const Lane& lane, con
   CollectiveSpec sub = spec;
   sub.world_size = members;
   for (int c = 0; c < pass.channels(); ++c) {
-    if (member_rounds(pass.count, g, pass.channels(), c, pass.round_elems).rounds == 0) continue;  // no ops
+    const std::uint64_t ops = channel_ops(c);
+    if (ops == 0) continue;
     const std::vector<double>* ends = nullptr;
     for (const auto& [earlier, earlier_ends] : walked)
       if (alike(earlier, c) && same_costs(earlier, c)) {
@@ -210,7 +232,6 @@ std::vector<double> walk_channel_by_channel(const P& pass, const Lane& lane, con
         break;
       }
     if (!ends) {
-      const std::uint64_t ops = channel_ops(c);
       require_within_memory_budget(
           ops * kExplicitBytesPerOp,
           fmt::format("walking channel {} of {} over {} ranks ({} ops)", c, name, members, ops),
@@ -539,8 +560,10 @@ std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
   int pipelines = 0;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
-    const bool tree = std::holds_alternative<TreePass>(*lane.pass);
-    const bool direct = std::holds_alternative<SharpPass>(*lane.pass);  // only Direct has connections
+    // CollNetChain's up and down lanes are a tree's; of the other SHARP passes only Direct has connections.
+    const auto* sp = std::get_if<SharpPass>(lane.pass.get());
+    const bool tree = std::holds_alternative<TreePass>(*lane.pass) || (sp && sp->intra == SharpIntra::Chain);
+    const bool direct = sp && !tree;
     const int first_pipeline = pipelines;
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
       const Group group = tree     ? (channel % 2 == 0 ? TreeUp : TreeDown)

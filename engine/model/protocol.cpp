@@ -53,6 +53,11 @@ constexpr ProtocolConstants kPatSimple{0.75, 8.0 * us, {4.0 * us, 4.0 * us, 14.0
 // by f - (f-1)/2 with f = GPUs per node / channels, 0.85 on Hopper) are NCCL's closed form of the intra-node
 // steps that the walk times itself.
 constexpr ProtocolConstants kCollNetSimple{1.0, 0.0, {3.7 * us, 3.7 * us, 31.0 * us}};
+// NCCL's CollNetChain row: base latency 0, NVLink and PCIe 2.8 µs a step of the chain, network 30 µs (NCCL's
+// latency `2·(ppn − 1)·intraLat + interLat`: the chain's hops up and down and one SHARP trip, which the walk
+// counts hop by hop; the switch port's trip is CollNetDirect's 31 µs, engine/model/switch_ports.hpp). Its
+// bandwidth in NCCL's model is the chain graph's per-channel speed, with no factor: cclab's per-channel cap.
+constexpr ProtocolConstants kCollNetChainSimple{1.0, 0.0, {2.8 * us, 2.8 * us, 30.0 * us}};
 
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
@@ -77,6 +82,7 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
     return AlgorithmFamily::Nvls;
   if (algorithm == "pat") return AlgorithmFamily::Pat;
   if (algorithm == "collnet") return AlgorithmFamily::CollNet;
+  if (algorithm == "collnet_chain") return AlgorithmFamily::CollNetChain;
   return AlgorithmFamily::Ring;
 }
 
@@ -93,7 +99,8 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   // NVLS's point-to-point messages are nvls_tree's network ones: NVLSTree's ceiling per channel.
   if (family == AlgorithmFamily::Nvls)
     return nodes <= 1 ? kNone : kNvlsTreeMaxPerChannel_GBps[row][scale] * 1e9;
-  if (family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet)
+  if (family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet ||
+      family == AlgorithmFamily::CollNetChain)
     return kNone;  // no per-channel table
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring) {
@@ -201,7 +208,9 @@ const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily f
     const auto [constants, name, kernels] =
         family == AlgorithmFamily::Nvls  ? std::tuple(&kNvlsSimple, "nvls", "NVLS")
         : family == AlgorithmFamily::Pat ? std::tuple(&kPatSimple, "pat", "PAT")
-                                         : std::tuple(&kCollNetSimple, "collnet", "CollNet");
+        : family == AlgorithmFamily::CollNetChain
+            ? std::tuple(&kCollNetChainSimple, "collnet_chain", "CollNetChain")
+            : std::tuple(&kCollNetSimple, "collnet", "CollNet");
     if (protocol == Protocol::Simple) return *constants;
     throw ConfigError(fmt::format("{} runs under simple only, not {}: NCCL has no LL or LL128 {} kernels",
                                   name, to_string(protocol), kernels));

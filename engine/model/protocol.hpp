@@ -41,15 +41,16 @@ inline constexpr unsigned kAllNcclProtocolBits = 7u;
 // (the only collective NCCL runs as a tree), Nvls for in-switch reduction (NVLink SHARP; Simple only: NCCL
 // has no LL or LL128 NVLS kernels), Pat for PAT allgather (Simple only), Ring for everything else — NCCL's
 // rings, and the algorithms it lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are
-// ring-like sends; CollNet for in-network reduction (SHARP; Simple only).
-enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet };
+// ring-like sends; CollNet for in-network reduction with direct messages inside nodes (CollNetDirect), and
+// CollNetChain with a chain inside (SHARP; both Simple only).
+enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet, CollNetChain };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
 // Whether NCCL has kernels of `family` for `protocol` (Nvls and Pat: Simple only; Raw, cclab's own, runs
 // everything).
 inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
-  const bool simple_only =
-      family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet;
+  const bool simple_only = family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat ||
+                           family == AlgorithmFamily::CollNet || family == AlgorithmFamily::CollNetChain;
   return !simple_only || protocol == Protocol::Simple || protocol == Protocol::Raw;
 }
 

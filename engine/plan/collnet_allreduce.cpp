@@ -28,6 +28,18 @@ std::optional<std::string> collnet_unsupported(const topo::Topology& t) {
   return std::nullopt;
 }
 
+std::optional<std::string> collnet_direct_unsupported(const topo::Topology& t) {
+  if (auto why = collnet_unsupported(t)) return why;
+  // NCCL turns CollNetDirect off where the system has no NVSwitch (src/graph/tuning.cc, nvsCount == 0): its
+  // all-to-all inside the node needs one; CollNetChain runs there.
+  for (const topo::VertexId gpu : t.gpus())
+    if (!topo::nvswitch_port(t, gpu))
+      return fmt::format("GPU {} is on no NVSwitch (NCCL runs CollNetDirect on NVSwitch nodes only; "
+                         "collnet_chain runs here)",
+                         t.vertex(gpu).name);
+  return std::nullopt;
+}
+
 std::uint64_t collnet_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                    std::uint64_t round_elems) {
   // The cost walk expands one node's ops of one channel of each kind where the nodes are alike

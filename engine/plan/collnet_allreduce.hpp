@@ -44,6 +44,9 @@ CompactSchedule collnet_allreduce(const CollectiveSpec& spec, const std::vector<
 // Why CollNet cannot run on `t`, or nullopt when it can: several nodes, and every GPU's NIC on a network
 // switch with SHARP (topo::sharp_port, Vertex::sharp).
 std::optional<std::string> collnet_unsupported(const topo::Topology& t);
+// Why CollNetDirect cannot run on `t`: collnet_unsupported, or a GPU on no NVSwitch (NCCL turns Direct off
+// without one).
+std::optional<std::string> collnet_direct_unsupported(const topo::Topology& t);
 
 // About how many ops the cost walk expands at once, from the plan's shape alone (per round and channel a
 // rank runs 5(g−1) + 1; one node of one channel of each kind is walked where nodes are alike).

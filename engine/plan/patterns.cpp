@@ -189,6 +189,17 @@ std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node,
   return static_cast<std::uint64_t>(spec.world_size) * c * rounds * ops_per_round;
 }
 
+std::uint64_t halved_chunk_bytes(std::uint64_t chunk, std::uint64_t bytes, int channels, int depth,
+                                 std::initializer_list<ChunkHalving> halvings) {
+  const std::uint64_t per_channel = bytes / static_cast<std::uint64_t>(std::max(channels, 1));
+  const auto d = static_cast<std::uint64_t>(std::max(depth, 1));
+  for (const ChunkHalving& h : halvings) {
+    while (chunk > 0 && per_channel / chunk < h.chunks_per_depth * d && chunk > h.floor_bytes)
+      chunk /= 2;
+  }
+  return chunk;
+}
+
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype) {
   if (chunk_bytes == 0) return 0;
   return std::max<std::uint64_t>(1, chunk_bytes / dtype_size_bytes(dtype));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,5 +74,15 @@ std::uint64_t member_ops_estimate(const CollectiveSpec& spec, int gpus_per_node,
 
 // Elements per chunk for a chunk size in bytes (0 means unchunked).
 std::uint64_t chunk_elems(std::uint64_t chunk_bytes, DType dtype);
+
+// NCCL's enqueue sizes a pipelined tree or chain's chunk (src/enqueue.cc) from `chunk` down: for each halving
+// in turn, halved while a channel's share of `bytes` would make fewer than chunks_per_depth·depth chunks and
+// the chunk is above floor_bytes, so that the pipeline's fill stays a small part of it.
+struct ChunkHalving {
+  std::uint64_t chunks_per_depth;
+  std::uint64_t floor_bytes;
+};
+std::uint64_t halved_chunk_bytes(std::uint64_t chunk, std::uint64_t bytes, int channels, int depth,
+                                 std::initializer_list<ChunkHalving> halvings);
 
 }  // namespace cclab::planners

@@ -15,6 +15,7 @@
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/collnet_allreduce.hpp"
+#include "engine/plan/collnet_chain_allreduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/leader_allreduce.hpp"
@@ -226,9 +227,43 @@ std::vector<Algorithm> make_registry() {
   add_across_nodes(
       "collnet",
       "NCCL's CollNetDirect: direct reduce-scatter inside nodes, SHARP in-network allreduce across, gather",
-      planners::collnet_unsupported, planners::kCollNetDefaultChannels, planners::collnet_allreduce,
+      planners::collnet_direct_unsupported, planners::kCollNetDefaultChannels, planners::collnet_allreduce,
       planners::collnet_ops_estimate, collnet_lower_bound_s);
   list.back().nccl = "CollNetDirect";
+  // CollNetChain: the chains are node 0's stretches of the rings, on 1.5 × the ring's channels (NCCL adds half
+  // again where NVLink outpaces the network, src/graph/connect.cc, up to its 32).
+  add(
+      "collnet_chain", Collective::AllReduce,
+      "NCCL's CollNetChain: a chain reduces each node's share up to its NIC's GPU, SHARP across, chain down",
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+        if (auto why = planners::collnet_unsupported(t)) return Support::no(*why);
+        return Support::yes();
+      },
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        const auto groups = planners::node_groups(t);
+        const int ring = planners::default_ring_channels(t);
+        const int channels = channels_or(o, groups[0].size() > 1 ? std::min(32, ring + ring / 2) : ring);
+        const std::uint64_t chunk = planners::collnet_chain_chunk_bytes(
+            s.bytes(), channels, static_cast<int>(groups[0].size()), o.chunk_bytes);
+        CompactSchedule plan = planners::collnet_chain_allreduce(
+            s, groups, planners::collnet_chains(planners::search_rings(t, channels).rings, groups),
+            planners::chunk_elems(chunk, s.dtype));
+        plan.params.channels = channels;
+        plan.params.chunk_bytes = chunk;
+        return plan;
+      });
+  list.back().nccl = "CollNetChain";
+  list.back().unplanned_bound = collnet_lower_bound_s;  // the same bytes through a GPU's links and NIC
+  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+    const int ring = planners::default_ring_channels(t);
+    const int channels = channels_or(o, per_node > 1 ? std::min(32, ring + ring / 2) : ring);
+    return planners::collnet_chain_ops_estimate(
+        s, per_node, channels,
+        planners::chunk_elems(planners::collnet_chain_chunk_bytes(s.bytes(), channels, per_node, o.chunk_bytes),
+                              s.dtype));
+  };
   add_across_nodes(
       "nvls_sharp",
       "NCCL's NVLS across nodes with SHARP: NVLS reduce inside nodes, SHARP across, NVLS multicast",

@@ -26,15 +26,8 @@ int tree_chain_head(const std::vector<int>& nics, int pair, int pairs) {
 
 std::uint64_t tree_chunk_bytes(std::uint64_t bytes, int channels, int depth, std::uint64_t ceiling) {
   if (ceiling == 0) return 0;
-  std::uint64_t chunk = std::min(ceiling, kTreeStepBytes);
-  const std::uint64_t per_channel = bytes / static_cast<std::uint64_t>(std::max(channels, 1));
-  const auto d = static_cast<std::uint64_t>(std::max(depth, 1));
-  for (const auto& [chunks, floor] :
-       {std::pair<std::uint64_t, std::uint64_t>{8 * d, 128 << 10}, {4 * d, 64 << 10}, {d, 32 << 10}}) {
-    while (per_channel / chunk < chunks && chunk > floor)
-      chunk /= 2;
-  }
-  return chunk;
+  return halved_chunk_bytes(std::min(ceiling, kTreeStepBytes), bytes, channels, depth,
+                            {{8, 128 << 10}, {4, 64 << 10}, {1, 32 << 10}});
 }
 
 Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_tree,
