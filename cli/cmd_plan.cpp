@@ -219,11 +219,11 @@ void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Plan a collective on a topology, verify it, print its cost");
   args->collective.add_to(*cmd);
-  cmd->add_option(
-         "--algo", args->algorithm,
-         "algorithm name (see `cclab algorithms`), auto, nccl (the cheapest of NCCL's own "
-         "algorithms), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT; a list, or ^ "
-         "and the ones to leave out)")
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm name (see `cclab algorithms`), auto, nccl (the cheapest of NCCL's own "
+                  "algorithms), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, "
+                  "CollNetChain, PAT; a list, or ^ "
+                  "and the ones to leave out)")
       ->capture_default_str();
   cmd->add_option("--size", args->size, "buffer size (64MiB, 1GiB, ...)")->capture_default_str();
   cmd->add_option("--dump", args->dump,

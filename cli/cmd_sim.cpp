@@ -227,9 +227,10 @@ void add_sim_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("sim", "Simulate a collective in SimGrid over a range of sizes (nccl-tests style)");
   args->collective.add_to(*cmd);
-  cmd->add_option("--algo", args->algorithm,
-                  "algorithm name, auto, nccl (NCCL's own algorithms only), an NCCL_ALGO value (Ring, Tree, "
-                  "NVLS, NVLSTree, CollNetDirect, PAT; a list, or ^ and the ones to leave out), or all")
+  cmd->add_option(
+         "--algo", args->algorithm,
+         "algorithm name, auto, nccl (NCCL's own algorithms only), an NCCL_ALGO value (Ring, Tree, "
+         "NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT; a list, or ^ and the ones to leave out), or all")
       ->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();

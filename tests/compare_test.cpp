@@ -627,10 +627,11 @@ TEST(Compare, SaysWhenARunLaunchedCudaGraphs) {
 
 // NCCL's tuner lines (NCCL_DEBUG_SUBSYS=TUNING), in both formats, choose each size's algorithm and protocol:
 // a log whose sizes ran different algorithms under forced protocols, written from the model's own times for
-// them, compares at rounding error only when each row is costed with its own; an algorithm cclab does not
-// plan (CollNetChain) leaves its size to the fallback, and the user's --algo wins.
+// them, compares at rounding error only when each row is costed with its own (CollNetChain too, on SHARP
+// switches); an algorithm cclab does not plan for the collective (PAT, for an allreduce) leaves its size to
+// the fallback, and the user's --algo wins.
 TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
-  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  const topo::Topology t = topo::make_preset("dgx_h100:2,sharp=1");
   struct Size {
     std::uint64_t bytes;
     const char* line;  // what NCCL printed for it
@@ -645,7 +646,9 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
       {64 << 20,
        "[0] NCCL INFO AllReduce: 67108864 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..15}",
        "nvls_tree", Protocol::Simple, 16},
-      {256 << 20, "[0] NCCL INFO AllReduce: 268435456 Bytes -> Algo COLLNET_CHAIN proto SIMPLE", "", {}, 0},
+      {256 << 20, "[0] NCCL INFO AllReduce: 268435456 Bytes -> Algo COLLNET_CHAIN proto SIMPLE",
+       "collnet_chain", Protocol::Simple, 0},
+      {512 << 20, "[0] NCCL INFO AllReduce: 536870912 Bytes -> Algo PAT proto SIMPLE", "", {}, 0},
   };
   std::string text = "# Collective test starting: all_reduce_perf\n";
   for (const Size& s : sizes)
@@ -662,7 +665,7 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
     text += fmt::format("{} {} float sum -1 {:.3f} 0 0 0 {:.3f} 0 0 0\n", s.bytes, s.bytes / 4, us, us);
   }
   const NcclTestsLog log = parse_nccl_tests_text(text, "tuned");
-  ASSERT_EQ(log.tuned.size(), 4u);
+  ASSERT_EQ(log.tuned.size(), 5u);
   EXPECT_EQ(log.tuned.at(4096).algorithm, "Tree");
   EXPECT_EQ(log.tuned.at(1 << 20).algorithm, "Ring");  // index 1
   EXPECT_EQ(log.tuned.at(1 << 20).protocol, "LL128");
@@ -679,17 +682,18 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
     EXPECT_GT(std::abs(Selector(ll).choose(spec, t, "tree").time_s - on_two), 1e-3 * on_two);
   }
   EXPECT_EQ(log.tuned.at(256 << 20).algorithm, "CollNetChain");
+  EXPECT_EQ(log.tuned.at(512 << 20).algorithm, "PAT");
 
   const LogChoice choice =
       choice_for_log(log, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
-  EXPECT_EQ(choice.by_size.size(), 3u);
+  EXPECT_EQ(choice.by_size.size(), 4u);
   EXPECT_NE(choice.note.find("1 sizes with algorithms cclab does not plan"), std::string::npos)
       << choice.note;
   CostParams auto_protocol;
   auto_protocol.protocol = Protocol::Auto;  // as `cclab compare` prices by default
   const Comparison c =
       compare_with_model(log, t, std::nullopt, choice.algorithm, {}, auto_protocol, choice.by_size);
-  ASSERT_EQ(c.rows.size(), 4u);
+  ASSERT_EQ(c.rows.size(), 5u);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (*sizes[i].algorithm) {
       EXPECT_EQ(c.rows[i].algorithm, sizes[i].algorithm);
@@ -702,7 +706,7 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
   // The user's --algo wins over the tuner's algorithm (its protocol stays the tuner's).
   const LogChoice ring =
       choice_for_log(log, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto);
-  EXPECT_EQ(ring.by_size.size(), 4u);
+  EXPECT_EQ(ring.by_size.size(), 5u);
   EXPECT_EQ(ring.by_size.at(4096).algorithm, "ring");
   EXPECT_EQ(ring.by_size.at(4096).protocol, Protocol::LL);
 }

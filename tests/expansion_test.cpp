@@ -442,6 +442,48 @@ TEST(CompactJson, NamesTheBadField) {
   }
   const std::string two_nodes = std::regex_replace(sharp, std::regex(R"("nodes":0)"), R"("nodes":2)");
   EXPECT_EQ(compact_from_json(two_nodes, "sharp.json").phases().size(), 1u);
+  // A CollNetChain pass's chains are permutations of the local ranks: a GPU twice in one is named.
+  const topo::Topology t = topo::make_preset("dgx_h100:2,gpus=2,sharp=1");
+  PlanOptions one_channel;
+  one_channel.channels = 1;
+  const std::string chain = compact_to_json(
+      require_algorithm(Collective::AllReduce, "collnet_chain")
+          .compact(spec_for(t, Collective::AllReduce, 64, DType::F32, ReduceOp::Sum, 0), t, one_channel));
+  ASSERT_NE(chain.find(R"("chains":[[0,1]])"), std::string::npos) << chain;
+  try {
+    (void)compact_from_json(
+        std::regex_replace(chain, std::regex(R"("chains":\[\[0,1\]\])"), R"("chains":[[1,1]])"),
+        "chain.json");
+    ADD_FAILURE() << "accepted a chain with a GPU twice";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("passes[0].chains[0]"), std::string::npos) << e.what();
+  }
+}
+
+// The preconditions refuse a CollNetChain pass whose chains do not cover its channels or local ranks.
+TEST(Compact, RejectsBrokenChains) {
+  const topo::Topology t = topo::make_preset("dgx_h100:2,gpus=3,sharp=1");
+  PlanOptions o;
+  o.channels = 2;
+  const CompactSchedule s =
+      require_algorithm(Collective::AllReduce, "collnet_chain")
+          .compact(spec_for(t, Collective::AllReduce, 96, DType::F32, ReduceOp::Sum, 0), t, o);
+  ASSERT_EQ(check_compact(s), std::nullopt);
+  auto broken = [&](auto&& edit) {
+    SharpPass pass = std::get<SharpPass>(*s.phases()[0].lanes[0].pass);
+    edit(pass);
+    CompactSchedule b(s.spec, s.algorithm);
+    Lane lane = s.phases()[0].lanes[0];
+    lane.pass = std::make_shared<const Pass>(std::move(pass));
+    b.add_lane(std::move(lane));
+    return check_compact(b);
+  };
+  const auto fewer = broken([](SharpPass& p) { p.chains.pop_back(); });
+  ASSERT_TRUE(fewer.has_value());
+  EXPECT_NE(fewer->find("has 1 chains"), std::string::npos) << *fewer;
+  const auto twice = broken([](SharpPass& p) { p.chains[1] = {2, 2, 0}; });
+  ASSERT_TRUE(twice.has_value());
+  EXPECT_NE(twice->find("chain 1 is not a permutation"), std::string::npos) << *twice;
 }
 
 }  // namespace

@@ -588,11 +588,12 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   };
   using V = std::vector<std::string>;
   EXPECT_EQ(names(Collective::AllReduce, "nccl"),
-            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "nvls_sharp"}));
+            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "collnet_chain", "nvls_sharp"}));
   EXPECT_EQ(names(Collective::AllReduce, "NVLS"), (V{"nvls", "nvls_sharp"}));
   EXPECT_EQ(names(Collective::AllReduce, "nvlstree"), V{"nvls_tree"});
   EXPECT_EQ(names(Collective::AllReduce, "CollNet"), V{"collnet"});
   EXPECT_EQ(names(Collective::AllReduce, "CollNetDirect"), V{"collnet"});
+  EXPECT_EQ(names(Collective::AllReduce, "collnetchain"), V{"collnet_chain"});
   EXPECT_EQ(names(Collective::ReduceScatter, "PAT"), V{"pat"});
   EXPECT_EQ(names(Collective::Broadcast, "Ring"), V{"chain"});
   EXPECT_EQ(names(Collective::Broadcast, "nccl"), V{"chain"});
@@ -603,14 +604,15 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   EXPECT_FALSE(is_selection(Collective::AllReduce, "Bogus"));
   // NCCL_ALGO's syntax: a list, or '^' and the names to leave out of NCCL's set; every name must be NCCL's.
   EXPECT_EQ(names(Collective::AllReduce, "Ring,Tree"), (V{"ring", "tree"}));
-  EXPECT_EQ(names(Collective::AllReduce, "^NVLS,nvlstree"), (V{"ring", "tree", "collnet"}));
+  EXPECT_EQ(names(Collective::AllReduce, "^NVLS,nvlstree"), (V{"ring", "tree", "collnet", "collnet_chain"}));
   EXPECT_EQ(names(Collective::AllReduce, "^CollNetChain,PAT"),
-            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "nvls_sharp"}));  // NCCL's, not planned here
-  EXPECT_EQ(names(Collective::AllReduce, "Ring,CollNetChain"), V{"ring"});
+            (V{"ring", "tree", "nvls", "nvls_tree", "collnet", "nvls_sharp"}));  // PAT: not for allreduce
+  EXPECT_EQ(names(Collective::AllReduce, "Ring,CollNetChain"), (V{"ring", "collnet_chain"}));
+  EXPECT_EQ(names(Collective::AllReduce, "Ring,PAT"), V{"ring"});
   EXPECT_FALSE(is_selection(Collective::AllReduce, "Ring,Bogus"));
   EXPECT_FALSE(is_selection(Collective::AllReduce, "^Bogus"));
   EXPECT_FALSE(
-      is_selection(Collective::AllReduce, "^Ring,Tree,NVLS,NVLSTree,CollNetDirect"));  // nothing left
+      is_selection(Collective::AllReduce, "^Ring,Tree,NVLS,NVLSTree,CollNetDirect,CollNetChain"));  // none
   try {
     require_algorithm(Collective::AllReduce, "Bogus");
     ADD_FAILURE() << "no error";

@@ -212,6 +212,27 @@ TEST(SimVsAlphaBeta, CollNetAgrees) {
   EXPECT_NEAR(run.simulated.total_s, run.modelled_s, 0.005 * run.modelled_s);
 }
 
+// CollNetChain: SimGrid and the α-β model agree on its chains, hop by hop inside the nodes, and the heads'
+// SHARP trips: to rounding where latency is all (8 B: 2·(g−1) chain hops at 2.8 µs and one trip), within 5 %
+// where the chains' NVLink ports bound it, on DGX A100 nodes (NVSwitch) and on DGX-1 meshes, where the chains
+// follow the NVLinks (the α-β model is the slower, as for the tree at these sizes: it pays each hop's latency
+// per chunk where SimGrid overlaps it).
+TEST(SimVsAlphaBeta, CollNetChainAgrees) {
+  const topo::Topology a100 = topo::make_preset("dgx_a100:2,sharp=1");
+  const topo::Topology v100 = topo::make_preset("dgx1_v100:2,sharp=1");
+  const auto expect_near = [](const topo::Topology& t, std::uint64_t bytes, double tolerance) {
+    const UnderSimple run(plan(t, "collnet_chain", bytes, PlanOptions{}), t);
+    EXPECT_NEAR(run.simulated.total_s, run.modelled_s, tolerance * run.modelled_s)
+        << t.name() << ", " << bytes << " B: sim " << run.simulated.total_s << " s, α-β " << run.modelled_s;
+  };
+  expect_near(a100, 8, 0.005);
+  EXPECT_NEAR(UnderSimple(plan(a100, "collnet_chain", 8, PlanOptions{}), a100).modelled_s,
+              2 * 7 * 2.8e-6 + 31e-6, 1e-6);
+  expect_near(a100, 16ULL << 20, 0.05);
+  expect_near(a100, 256ULL << 20, 0.05);
+  expect_near(v100, 256ULL << 20, 0.05);
+}
+
 // A GPU's channels reduce side by side and share its reduction rate (engine/model/cost.hpp): each of 4
 // channels reduces a block in 4 times the time one channel alone would, as SimGrid's shared host gives,
 // whether the rate binds (25 GB/s) or not. The α-β model ran each channel at the GPU's whole rate until

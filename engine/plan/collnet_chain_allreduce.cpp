@@ -40,8 +40,10 @@ std::vector<std::vector<int>> collnet_chains(const std::vector<std::vector<int>>
   return chains;
 }
 
-CompactSchedule collnet_chain_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                                        const std::vector<std::vector<int>>& chains, std::uint64_t round_elems) {
+CompactSchedule collnet_chain_allreduce(const CollectiveSpec& spec,
+                                        const std::vector<std::vector<int>>& groups,
+                                        const std::vector<std::vector<int>>& chains,
+                                        std::uint64_t round_elems) {
   const std::string algorithm = "collnet_chain";
   const int g = uniform_gpus_per_node(groups, spec, algorithm);
   if (spec.world_size == 1) return compact_world_of_one(spec, algorithm);

@@ -1,19 +1,19 @@
 // NCCL's CollNetChain allreduce (the CollNet plugin over InfiniBand SHARP, src/device/all_reduce.h and
 // src/graph/connect.cc), planned as a SHARP pass with a chain inside each node (engine/ir/compact.hpp; its
 // expansion, engine/ir/sharp_pass.cpp): channel c takes part c of the vector through a chain of the node's
-// GPUs whose head owns the channel's NIC; each round is reduced up the chain (every GPU adds its input to what
-// the one below sent), the head hands the node's sum to the network, whose switches sum it across the nodes'
-// heads (one SHARP group per channel), and the result comes back down the chain. Up and down are a tree's two
-// lanes: round k + 1 climbs while round k descends.
-//   Where it differs from CollNetDirect (collnet_allreduce.hpp): one GPU of each node per channel talks to the
-//   network, and the node's traffic runs hop by hop along the chain, not all-to-all, so it needs no NVSwitch
-//   (NCCL turns Direct off without one, src/graph/tuning.cc) and its latency grows with the GPUs per node.
-//   Chains: node 0's stretch of each channel's ring (engine/plan/ring_search.hpp: the ring enters the node at
-//   the GPU nearest the channel's NIC and follows NVLinks on a mesh), the GPU it enters by first, as NCCL's
-//   chain graph (pattern TREE) starts at the NIC's GPU. Channels: 1.5 × the ring's, as NCCL adds half again
-//   "to saturate intra-node bandwidth" (src/graph/connect.cc, at most 32).
-//   Steps:          per round 2(g − 1) hops and one SHARP trip; pipelined over K rounds: about 2(g − 1) + K.
-//   Bytes per rank: over the C channels, S/C up and down on each channel where the GPU is neither head nor
+// GPUs whose head owns the channel's NIC; each round is reduced up the chain (every GPU adds its input to
+// what the one below sent), the head hands the node's sum to the network, whose switches sum it across the
+// nodes' heads (one SHARP group per channel), and the result comes back down the chain. Up and down are a
+// tree's two lanes: round k + 1 climbs while round k descends.
+//   Where it differs from CollNetDirect (collnet_allreduce.hpp): one GPU of each node per channel talks to
+//   the network, and the node's traffic runs hop by hop along the chain, not all-to-all, so it needs no
+//   NVSwitch (NCCL turns Direct off without one, src/graph/tuning.cc) and its latency grows with the GPUs per
+//   node. Chains: node 0's stretch of each channel's ring (engine/plan/ring_search.hpp: the ring enters the
+//   node at the GPU nearest the channel's NIC and follows NVLinks on a mesh), the GPU it enters by first, as
+//   NCCL's chain graph (pattern TREE) starts at the NIC's GPU. Channels: 1.5 × the ring's, as NCCL adds half
+//   again "to saturate intra-node bandwidth" (src/graph/connect.cc, at most 32). Steps:          per round
+//   2(g − 1) hops and one SHARP trip; pipelined over K rounds: about 2(g − 1) + K. Bytes per rank: over the C
+//   channels, S/C up and down on each channel where the GPU is neither head nor
 //                   tail: 2(g − 1)/g·S where the heads rotate; the heads' NICs S/C each way per channel.
 //   α-β cost:       max(2(g−1)/g·S / B_nvlink, S/g / B_nic) + 2(g−1)·α_intra (2.8 µs) + α_sharp.
 #pragma once
@@ -38,8 +38,10 @@ std::vector<std::vector<int>> collnet_chains(const std::vector<std::vector<int>>
 
 // groups: the ranks of each node in local order, all the same size; chains: per channel, as collnet_chains;
 // rounds of `round_elems` elements of a channel's part (0: one round).
-CompactSchedule collnet_chain_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
-                                        const std::vector<std::vector<int>>& chains, std::uint64_t round_elems);
+CompactSchedule collnet_chain_allreduce(const CollectiveSpec& spec,
+                                        const std::vector<std::vector<int>>& groups,
+                                        const std::vector<std::vector<int>>& chains,
+                                        std::uint64_t round_elems);
 
 // About how many ops the cost walk expands, from the plan's shape alone: node 0's 4g − 3 per round of each
 // channel (chains differ channel to channel).

@@ -72,7 +72,7 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
     int sizes = 0, skipped = 0;
     for (const auto& [bytes, tuned] : log.tuned) {
       if (!algorithm && !is_selection(*collective, tuned.algorithm)) {
-        ++skipped;  // an algorithm cclab does not plan (CollNetChain), or not for this collective
+        ++skipped;  // an algorithm cclab does not plan, or not for this collective
         continue;
       }
       const auto tuned_protocol = parse_protocol(ascii_lowercase(tuned.protocol));
