@@ -180,6 +180,14 @@ check plan-nvls-tree-scale 0 "NVLS in each of 2048 nodes of 8 GPUs" -- "$cclab" 
 # CollNet over SHARP at 16,384 GPUs: planned as its compact pass and costed on one node of one channel.
 check plan-collnet-scale 0 "busbw 41[0-9]\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx_h100:2048,sharp=1 \
   --size 1GiB --algo collnet
+# CollNetChain the same way (a chain per channel, walked channel by channel on node 0), and where Direct cannot
+# run (a DGX-1 mesh: no NVSwitch) the error says which CollNet does; the chain there, by its NCCL name.
+check plan-collnet-chain-scale 0 "busbw 39[0-9]\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx_h100:2048,sharp=1 \
+  --size 1GiB --algo collnet_chain
+check plan-collnet-no-nvswitch 1 "collnet_chain runs here" -- "$cclab" plan --topology dgx1_v100:2,sharp=1 \
+  --size 1GiB --algo collnet
+check plan-collnet-chain-mesh 0 "chain 0: head [0-7] \(its NIC to SHARP\)" -- "$cclab" plan \
+  --topology dgx1_v100:2,sharp=1 --size 1GiB --algo CollNetChain
 check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
 # Every shipped topology file loads, plans and verifies.
