@@ -74,6 +74,37 @@ TEST(RingSearch, Dgx1AllreduceUsesTheLinksAggregate) {
   EXPECT_LT(busbw_Bps, 120e9);
 }
 
+// The tree's chains inside DGX-1 nodes follow NVLinks too (nvlink_chain_order): in local-rank order they
+// crossed the CPU from GPU 3 to 4 and from 7 back to 0, and took 34.1 ms for 256 MiB on two nodes where they
+// now take 20.8 (busbw 14.8 -> 24.2 GB/s). Every parent inside a node is a direct NVLink neighbour, on every
+// channel.
+TEST(RingSearch, Dgx1TreeChainsFollowNvLinks) {
+  for (const char* spec : {"dgx1_v100:2", "dgx1_p100:3", "dgx1_v100:1"}) {
+    const Topology t = topo::make_preset(spec);
+    const auto units = nvlink_units(t);
+    const CollectiveSpec c = spec_for(t, Collective::AllReduce, 1 << 20, DType::F32, ReduceOp::Sum, 0);
+    const CompactSchedule s = require_algorithm(Collective::AllReduce, "tree").compact(c, t, PlanOptions{});
+    const auto& pass = std::get<TreePass>(*s.phases()[0].lanes[0].pass);
+    const auto& ranks = s.phases()[0].lanes[0].ranks;
+    for (int ch = 0; ch < pass.channels(); ++ch) {
+      const Tree& tree = pass.trees[ch];
+      for (int m = 0; m < pass.members(); ++m) {
+        const int parent = tree.parent[m];
+        if (parent < 0) continue;
+        const VertexId a = t.gpus()[ranks[m]], b = t.gpus()[ranks[parent]];
+        if (t.vertex(a).node != t.vertex(b).node || t.vertex(a).node != 0) continue;
+        EXPECT_TRUE(units.count({t.vertex(a).local_rank, t.vertex(b).local_rank}))
+            << spec << " channel " << ch << ": " << ranks[m] << " -> parent " << ranks[parent]
+            << " has no NVLink";
+      }
+    }
+  }
+  // Switched nodes keep the local-rank order.
+  const Topology h100 = topo::make_preset("dgx_h100:1");
+  const std::vector<int> node{0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(nvlink_chain_order(h100, node), node);
+}
+
 // Across nodes, channel c enters and leaves every node through NIC c mod N (two GPUs of that NIC) on DGX-1,
 // and on an NVSwitch node with two NICs (four GPUs each) through GPUs of its NIC.
 TEST(RingSearch, ChannelsEnterAndLeaveThroughTheirNic) {

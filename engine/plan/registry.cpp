@@ -149,7 +149,11 @@ std::vector<Algorithm> make_registry() {
         // On one node, never fewer than fill a GPU's NVLink (a pair of trees per two of those channels);
         // across nodes the NICs set a tree's pace, and more channels would only cut the pipeline's chunks
         // (two A100 nodes with two NICs, 4 MiB to 1 GiB: 55 GB/s on 4 channels, 36 on 8).
-        const auto groups = planners::node_groups(t);
+        // On an NVLink mesh (DGX-1) each node's chain follows a cycle of its NVLinks: in local-rank order it
+        // would cross the CPU between GPUs 3 and 4 and back to 0.
+        auto groups = planners::node_groups(t);
+        for (auto& group : groups)
+          group = planners::nvlink_chain_order(t, group);
         const int fill = groups.size() == 1 ? planners::nvlink_fill_channels(t) : 0;
         const int channels = channels_or(o, std::max(2 * nics_per_node(t), fill + fill % 2));
         std::size_t per_node = 1;
@@ -230,8 +234,8 @@ std::vector<Algorithm> make_registry() {
       planners::collnet_direct_unsupported, planners::kCollNetDefaultChannels, planners::collnet_allreduce,
       planners::collnet_ops_estimate, collnet_lower_bound_s);
   list.back().nccl = "CollNetDirect";
-  // CollNetChain: the chains are node 0's stretches of the rings, on 1.5 × the ring's channels (NCCL adds half
-  // again where NVLink outpaces the network, src/graph/connect.cc, up to its 32).
+  // CollNetChain: the chains are node 0's stretches of the rings, on 1.5 × the ring's channels (NCCL adds
+  // half again where NVLink outpaces the network, src/graph/connect.cc, up to its 32).
   add(
       "collnet_chain", Collective::AllReduce,
       "NCCL's CollNetChain: a chain reduces each node's share up to its NIC's GPU, SHARP across, chain down",
@@ -261,8 +265,8 @@ std::vector<Algorithm> make_registry() {
     const int channels = channels_or(o, per_node > 1 ? std::min(32, ring + ring / 2) : ring);
     return planners::collnet_chain_ops_estimate(
         s, per_node, channels,
-        planners::chunk_elems(planners::collnet_chain_chunk_bytes(s.bytes(), channels, per_node, o.chunk_bytes),
-                              s.dtype));
+        planners::chunk_elems(
+            planners::collnet_chain_chunk_bytes(s.bytes(), channels, per_node, o.chunk_bytes), s.dtype));
   };
   add_across_nodes(
       "nvls_sharp",

@@ -376,6 +376,16 @@ NcclNodeChannels nccl_node_channels(const Topology& topology, const NodeShape& s
 
 }  // namespace
 
+std::vector<int> nvlink_chain_order(const Topology& t, const std::vector<int>& group) {
+  if (group.size() < 3) return group;
+  const auto rings = mesh_rings(shape_of(t, group));
+  if (rings.empty()) return group;
+  std::vector<int> order;
+  for (const int local : rings.front())
+    order.push_back(group[local]);
+  return order;
+}
+
 int nvlink_fill_channels(const Topology& topology) {
   const auto groups = node_groups(topology);
   return groups.empty() ? 0 : fill_channels(topology, shape_of(topology, groups[0]));
