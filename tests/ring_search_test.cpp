@@ -74,10 +74,10 @@ TEST(RingSearch, Dgx1AllreduceUsesTheLinksAggregate) {
   EXPECT_LT(busbw_Bps, 120e9);
 }
 
-// The tree's chains inside DGX-1 nodes follow NVLinks too (nvlink_chain_order): in local-rank order they
-// crossed the CPU from GPU 3 to 4 and from 7 back to 0, and took 34.1 ms for 256 MiB on two nodes where they
-// now take 20.8 (busbw 14.8 -> 24.2 GB/s). Every parent inside a node is a direct NVLink neighbour, on every
-// channel.
+// The tree's chains inside DGX-1 nodes follow NVLinks too (nvlink_chain_orders, a packed cycle per channel
+// pair): in local-rank order they crossed the CPU from GPU 3 to 4 and from 7 back to 0, and took 34.1 ms for
+// 256 MiB on two nodes where they now take 13.1 (busbw 14.8 -> 38.5 GB/s). Every parent inside a node is a
+// direct NVLink neighbour, on every channel, and the pairs' chains use more than one cycle's links.
 TEST(RingSearch, Dgx1TreeChainsFollowNvLinks) {
   for (const char* spec : {"dgx1_v100:2", "dgx1_p100:3", "dgx1_v100:1"}) {
     const Topology t = topo::make_preset(spec);
@@ -99,10 +99,22 @@ TEST(RingSearch, Dgx1TreeChainsFollowNvLinks) {
       }
     }
   }
+  {  // the channel pairs spread over the mesh: more distinct GPU pairs carry chains than one cycle has (8)
+    const Topology t = topo::make_preset("dgx1_v100:2");
+    const CollectiveSpec c = spec_for(t, Collective::AllReduce, 1 << 20, DType::F32, ReduceOp::Sum, 0);
+    const CompactSchedule s = require_algorithm(Collective::AllReduce, "tree").compact(c, t, PlanOptions{});
+    const auto& pass = std::get<TreePass>(*s.phases()[0].lanes[0].pass);
+    std::set<std::pair<int, int>> links;
+    for (const Tree& tree : pass.trees)
+      for (int m = 0; m < 8; ++m)
+        if (const int p = tree.parent[m]; p >= 0 && p < 8) links.insert({std::min(m, p), std::max(m, p)});
+    EXPECT_GT(links.size(), 8u);
+  }
   // Switched nodes keep the local-rank order.
   const Topology h100 = topo::make_preset("dgx_h100:1");
   const std::vector<int> node{0, 1, 2, 3, 4, 5, 6, 7};
-  EXPECT_EQ(nvlink_chain_order(h100, node), node);
+  EXPECT_EQ(nvlink_chain_orders(h100, node), std::vector<std::vector<int>>{node});
+  EXPECT_EQ(nvlink_chain_orders(topo::make_preset("dgx1_v100:1"), node).size(), 3u);  // the packed cycles
 }
 
 // Across nodes, channel c enters and leaves every node through NIC c mod N (two GPUs of that NIC) on DGX-1,

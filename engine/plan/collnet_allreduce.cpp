@@ -34,9 +34,10 @@ std::optional<std::string> collnet_direct_unsupported(const topo::Topology& t) {
   // all-to-all inside the node needs one; CollNetChain runs there.
   for (const topo::VertexId gpu : t.gpus())
     if (!topo::nvswitch_port(t, gpu))
-      return fmt::format("GPU {} is on no NVSwitch (NCCL runs CollNetDirect on NVSwitch nodes only; "
-                         "collnet_chain runs here)",
-                         t.vertex(gpu).name);
+      return fmt::format(
+          "GPU {} is on no NVSwitch (NCCL runs CollNetDirect on NVSwitch nodes only; "
+          "collnet_chain runs here)",
+          t.vertex(gpu).name);
   return std::nullopt;
 }
 

@@ -149,11 +149,18 @@ std::vector<Algorithm> make_registry() {
         // On one node, never fewer than fill a GPU's NVLink (a pair of trees per two of those channels);
         // across nodes the NICs set a tree's pace, and more channels would only cut the pipeline's chunks
         // (two A100 nodes with two NICs, 4 MiB to 1 GiB: 55 GB/s on 4 channels, 36 on 8).
-        // On an NVLink mesh (DGX-1) each node's chain follows a cycle of its NVLinks: in local-rank order it
-        // would cross the CPU between GPUs 3 and 4 and back to 0.
-        auto groups = planners::node_groups(t);
-        for (auto& group : groups)
-          group = planners::nvlink_chain_order(t, group);
+        // On an NVLink mesh (DGX-1) each node's chains follow cycles of its NVLinks, a cycle per channel pair
+        // in turn: in local-rank order they would cross the CPU between GPUs 3 and 4 and back to 0.
+        const auto groups = planners::node_groups(t);
+        std::vector<std::vector<std::vector<int>>> cycles;  // per node, its chain orders
+        for (const auto& group : groups)
+          cycles.push_back(planners::nvlink_chain_orders(t, group));
+        std::vector<planners::ChainOrder> orders(cycles[0].size());
+        for (std::size_t k = 0; k < orders.size(); ++k) {
+          for (const auto& node : cycles)
+            orders[k].groups.push_back(node[k % node.size()]);
+          orders[k].nics = planners::node_nics(t, orders[k].groups);
+        }
         const int fill = groups.size() == 1 ? planners::nvlink_fill_channels(t) : 0;
         const int channels = channels_or(o, std::max(2 * nics_per_node(t), fill + fill % 2));
         std::size_t per_node = 1;
@@ -162,8 +169,8 @@ std::vector<Algorithm> make_registry() {
         const int depth = static_cast<int>(per_node) - 1 +
                           static_cast<int>(std::floor(std::log2(static_cast<double>(groups.size()))));
         const std::uint64_t chunk = planners::tree_chunk_bytes(s.bytes(), channels, depth, o.chunk_bytes);
-        CompactSchedule plan = planners::tree_allreduce(s, groups, planners::node_nics(t, groups), channels,
-                                                        planners::chunk_elems(chunk, s.dtype));
+        CompactSchedule plan =
+            planners::tree_allreduce(s, orders, channels, planners::chunk_elems(chunk, s.dtype));
         plan.params.chunk_bytes = chunk;
         return plan;
       });

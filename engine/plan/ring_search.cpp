@@ -376,14 +376,20 @@ NcclNodeChannels nccl_node_channels(const Topology& topology, const NodeShape& s
 
 }  // namespace
 
-std::vector<int> nvlink_chain_order(const Topology& t, const std::vector<int>& group) {
-  if (group.size() < 3) return group;
-  const auto rings = mesh_rings(shape_of(t, group));
-  if (rings.empty()) return group;
-  std::vector<int> order;
-  for (const int local : rings.front())
-    order.push_back(group[local]);
-  return order;
+std::vector<std::vector<int>> nvlink_chain_orders(const Topology& t, const std::vector<int>& group) {
+  if (group.size() < 3) return {group};
+  const NodeShape shape = shape_of(t, group);
+  std::vector<std::vector<int>> orders;
+  // mesh_rings lists each packed cycle and then its reverse: the cycles are every other one.
+  const auto rings = mesh_rings(shape);
+  for (std::size_t i = 0; i < rings.size(); i += 2) {
+    std::vector<int> order;
+    for (const int local : rings[i])
+      order.push_back(group[local]);
+    orders.push_back(std::move(order));
+  }
+  if (orders.empty()) orders.push_back(group);
+  return orders;
 }
 
 int nvlink_fill_channels(const Topology& topology) {

@@ -39,10 +39,12 @@ int default_ring_channels(const topo::Topology& topology, std::string* why = nul
 // 0 where the GPUs' architecture is unknown or they have no NVLink.
 int nvlink_fill_channels(const topo::Topology& topology);
 
-// A node's GPUs (`group`: world ranks in local order) in the order of a Hamiltonian cycle over its direct
-// NVLinks (the first the mesh search packs) where the node is such a mesh (DGX-1), so that a chain along it,
-// from any GPU and wrapping, crosses NVLinks only, as NCCL's tree search keeps its chains on NVLink; the group
-// unchanged where GPUs reach each other through a switch (NVSwitch, PCIe) or no such cycle exists.
-std::vector<int> nvlink_chain_order(const topo::Topology& topology, const std::vector<int>& group);
+// A node's GPUs (`group`: world ranks in local order) in the orders of the Hamiltonian cycles over its direct
+// NVLinks that the mesh search packs (DGX-1V 3, DGX-1 P100 2) where the node is such a mesh, so that a chain
+// along one, from any GPU and wrapping, crosses NVLinks only, and chains on different cycles different
+// NVLinks, as NCCL's tree search keeps its chains on NVLink and spreads them; the group alone where GPUs
+// reach each other through a switch (NVSwitch, PCIe) or no such cycle exists.
+std::vector<std::vector<int>> nvlink_chain_orders(const topo::Topology& topology,
+                                                  const std::vector<int>& group);
 
 }  // namespace cclab::planners

@@ -57,14 +57,22 @@ Tree double_binary_tree(const std::vector<std::vector<int>>& groups, int which_t
 TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups,
                              const std::vector<std::vector<int>>& nics, int channels, std::uint64_t count,
                              std::uint64_t chunk_elems) {
+  return tree_allreduce_pass(std::vector<ChainOrder>{{groups, nics}}, channels, count, chunk_elems);
+}
+
+TreePass tree_allreduce_pass(const std::vector<ChainOrder>& orders, int channels, std::uint64_t count,
+                             std::uint64_t chunk_elems) {
   CCLAB_ENFORCE(channels >= 1, "tree allreduce needs at least one channel");
-  CCLAB_ENFORCE(nics.empty() || nics.size() == groups.size(), "NICs of {} nodes for {} nodes", nics.size(),
-                groups.size());
+  CCLAB_ENFORCE(!orders.empty(), "tree allreduce needs the nodes' chain order");
+  for (const auto& [groups, nics] : orders)
+    CCLAB_ENFORCE(nics.empty() || nics.size() == groups.size(), "NICs of {} nodes for {} nodes", nics.size(),
+                  groups.size());
   TreePass pass;
   pass.count = count;
   pass.chunk_elems = chunk_elems;
   const int pairs = (channels + 1) / 2;
   for (int p = 0; p < pairs; ++p) {
+    const auto& [groups, nics] = orders[static_cast<std::size_t>(p) % orders.size()];
     // The pair's chains, then its trees (the last pair of an odd channel count has tree 0 alone).
     std::vector<int> heads;
     for (std::size_t n = 0; n < groups.size(); ++n)
@@ -79,8 +87,12 @@ TreePass tree_allreduce_pass(const std::vector<std::vector<int>>& groups,
 CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                                const std::vector<std::vector<int>>& nics, int channels,
                                std::uint64_t chunk_elems) {
-  CompactSchedule s =
-      one_lane(spec, "tree", tree_allreduce_pass(groups, nics, channels, spec.count, chunk_elems));
+  return tree_allreduce(spec, std::vector<ChainOrder>{{groups, nics}}, channels, chunk_elems);
+}
+
+CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<ChainOrder>& orders,
+                               int channels, std::uint64_t chunk_elems) {
+  CompactSchedule s = one_lane(spec, "tree", tree_allreduce_pass(orders, channels, spec.count, chunk_elems));
   s.params.channels = channels;
   s.params.lanes_per_channel = 2;  // IR channels 2c (up) and 2c+1 (down) are one channel's two lanes
   return s;

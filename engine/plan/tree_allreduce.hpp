@@ -59,4 +59,17 @@ CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<std
                                const std::vector<std::vector<int>>& nics, int channels,
                                std::uint64_t chunk_elems);
 
+// The nodes' GPUs in the order their chains walk (groups), with each GPU's NIC index in that order (nics, as
+// node_nics gives them; empty: none known).
+struct ChainOrder {
+  std::vector<std::vector<int>> groups;
+  std::vector<std::vector<int>> nics;
+};
+// The same with channel pair p on orders[p mod orders.size()]: on an NVLink mesh each pair's chains run along
+// another cycle of NVLinks, so that the pairs spread over the mesh's links as NCCL's tree search does.
+TreePass tree_allreduce_pass(const std::vector<ChainOrder>& orders, int channels, std::uint64_t count,
+                             std::uint64_t chunk_elems);
+CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<ChainOrder>& orders,
+                               int channels, std::uint64_t chunk_elems);
+
 }  // namespace cclab::planners
