@@ -56,6 +56,11 @@ std::uint64_t sharp_walked_ops(const SharpPass& pass);
 // Number of pipeline chunks for blocks of at most `largest_block` elements and a chunk of `chunk_elems` (0:
 // one).
 int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems);
+// Round k of `rounds` equal parts of `slice`, in `buffer` (the chunks a tree or chain pipelines).
+inline Chunk round_chunk(ElemRange slice, int rounds, int k, Buffer buffer) {
+  const ElemRange e = partition(slice, rounds, k);
+  return Chunk{buffer, e.offset, e.count};
+}
 
 // The reduce step every tree shares: a rank receives its children's partial results for one chunk and sums
 // them with its own input. The first child is received with RecvReduce straight into the sum; the others

@@ -139,10 +139,7 @@ void expand_chain(const SharpPass& pass, int member, Program& program, int only_
     const int up = 2 * c, down = 2 * c + 1;
     const int group = chain[0];  // node 0's head names the heads' SHARP group
     const ElemRange part = pass.chain_part(c);
-    auto chunk = [&](Buffer buffer, int k) {
-      const ElemRange e = partition(part, rounds, k);
-      return Chunk{buffer, e.offset, e.count};
-    };
+    auto chunk = [&](Buffer buffer, int k) { return round_chunk(part, rounds, k, buffer); };
     pipeline(
         rounds,
         [&](int k) {

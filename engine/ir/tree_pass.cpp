@@ -40,10 +40,7 @@ void expand_tree_pass(const TreePass& pass, int r, Program& program) {
     const int parent = tree.parent[r];
     const ElemRange slice = partition(pass.count, channels, c);
     const auto& children = tree.children[r];
-    auto chunk = [&](Buffer buffer, int k) {
-      const ElemRange e = partition(slice, rounds, k);
-      return Chunk{buffer, e.offset, e.count};
-    };
+    auto chunk = [&](Buffer buffer, int k) { return round_chunk(slice, rounds, k, buffer); };
     // Up: sum the children's partial results into the output, then pass the sum to the parent.
     pipeline(
         rounds,
