@@ -116,7 +116,8 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       for (const Algorithm& a : algorithms()) {
         // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies), PAT
         // one GPU per node, CollNet SHARP switches, as in NCCL; every other planner runs everywhere.
-        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat" || a.name.starts_with("collnet");
+        const bool hardware_bound =
+            a.name.starts_with("nvls") || a.name == "pat" || a.name.starts_with("collnet");
         if (hardware_bound && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok) continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;

@@ -339,9 +339,10 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
         }
         if (repeated > 0)
           text += fmt::format("{}and {} more channels, each on one of these trees\n", indent, repeated);
-      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()); sp && sp->intra == SharpIntra::Chain) {
-        text += fmt::format("{}SHARP across {} nodes of {} GPUs, a chain inside each node, {} channels:\n", indent,
-                            sp->nodes, sp->gpus_per_node, sp->channels());
+      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get());
+                 sp && sp->intra == SharpIntra::Chain) {
+        text += fmt::format("{}SHARP across {} nodes of {} GPUs, a chain inside each node, {} channels:\n",
+                            indent, sp->nodes, sp->gpus_per_node, sp->channels());
         int repeated = 0;  // channels whose chain an earlier channel has
         for (int c = 0; c < sp->channels(); ++c) {
           bool seen = false;

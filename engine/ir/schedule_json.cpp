@@ -344,7 +344,7 @@ std::string compact_to_json(const CompactSchedule& s) {
                  .dump();
     } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
       json j{{"kind", "sharp"},
-             {"intra", sp->intra == SharpIntra::Nvls     ? "nvls"
+             {"intra", sp->intra == SharpIntra::Nvls    ? "nvls"
                        : sp->intra == SharpIntra::Chain ? "chain"
                                                         : "direct"},
              {"count", sp->count},
@@ -513,7 +513,8 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
           sp.chains.push_back(members_list(chains[c], cf, sp.gpus_per_node, 0));
           std::vector<std::uint8_t> seen(sp.gpus_per_node, 0);
           for (int m : sp.chains.back())
-            if (seen[m]++) in.fail(cf, fmt::format("local rank {} appears twice: a chain is a permutation", m));
+            if (seen[m]++)
+              in.fail(cf, fmt::format("local rank {} appears twice: a chain is a permutation", m));
         }
       }
       passes.push_back(std::make_shared<const Pass>(std::move(sp)));

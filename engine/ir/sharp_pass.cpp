@@ -143,8 +143,9 @@ void expand_chain(const SharpPass& pass, int member, Program& program, int only_
     pipeline(
         rounds,
         [&](int k) {
-          reduced[k] = below >= 0 ? b.recv_reduce(below, up, chunk(Buffer::Input, k), chunk(Buffer::Output, k))
-                                  : kNoOp;
+          reduced[k] = below >= 0
+                           ? b.recv_reduce(below, up, chunk(Buffer::Input, k), chunk(Buffer::Output, k))
+                           : kNoOp;
         },
         [&](int k) {
           const Chunk sum = below >= 0 ? chunk(Buffer::Output, k) : chunk(Buffer::Input, k);

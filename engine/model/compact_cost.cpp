@@ -130,7 +130,8 @@ void for_each_switch_port(const Pass& pass, Port&& port) {
   const auto* nt = std::get_if<NvlsTreePass>(&pass);
   const auto* sp = std::get_if<SharpPass>(&pass);
   if (!nt && !sp) return;
-  if (sp && sp->intra == SharpIntra::Chain) {  // the head of each node sends the chain's sum, takes the result
+  if (sp &&
+      sp->intra == SharpIntra::Chain) {  // the head of each node sends the chain's sum, takes the result
     for (int c = 0; c < sp->channels(); ++c)
       for (int n = 0; n < sp->nodes; ++n)
         port(n * sp->gpus_per_node + sp->chains[c][0], sp->network_channel(c), sp->chain_part(c).count,

@@ -223,11 +223,12 @@ void ConnectionCosts::reshare(const std::function<RouteShare(int, int, int, doub
 
 double ConnectionCosts::block_cap_Bps(RouteClass cls) const {
   // Under NCCL's protocols a ring, tree or CollNet chain channel is one thread block: its wire rate is at
-  // most what NCCL's search assumes per channel, of which each protocol then carries its payload share (NCCL's
-  // bandwidth is channels x per-channel speed x the protocol's factor). Raw is cclab's own transport on hosts.
-  const bool per_block = protocol_ != Protocol::Raw &&
-                         (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree ||
-                          family_ == AlgorithmFamily::CollNetChain);
+  // most what NCCL's search assumes per channel, of which each protocol then carries its payload share
+  // (NCCL's bandwidth is channels x per-channel speed x the protocol's factor). Raw is cclab's own transport
+  // on hosts.
+  const bool per_block =
+      protocol_ != Protocol::Raw && (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree ||
+                                     family_ == AlgorithmFamily::CollNetChain);
   if (!per_block || cls == RouteClass::Local) return std::numeric_limits<double>::infinity();
   return channel_speed_cap_Bps(topology_.gpu_arch(), cls == RouteClass::Network);
 }
