@@ -253,8 +253,9 @@ std::vector<Algorithm> make_registry() {
       },
       [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         const auto groups = planners::node_groups(t);
-        const int ring = planners::default_ring_channels(t);
-        const int channels = channels_or(o, groups[0].size() > 1 ? std::min(32, ring + ring / 2) : ring);
+        const int channels =
+            channels_or(o, planners::collnet_chain_channels(planners::default_ring_channels(t),
+                                                            static_cast<int>(groups[0].size())));
         const std::uint64_t chunk = planners::collnet_chain_chunk_bytes(
             s.bytes(), channels, static_cast<int>(groups[0].size()), o.chunk_bytes);
         CompactSchedule plan = planners::collnet_chain_allreduce(
@@ -268,8 +269,8 @@ std::vector<Algorithm> make_registry() {
   list.back().unplanned_bound = collnet_lower_bound_s;  // the same bytes through a GPU's links and NIC
   list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
     const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
-    const int ring = planners::default_ring_channels(t);
-    const int channels = channels_or(o, per_node > 1 ? std::min(32, ring + ring / 2) : ring);
+    const int channels =
+        channels_or(o, planners::collnet_chain_channels(planners::default_ring_channels(t), per_node));
     return planners::collnet_chain_ops_estimate(
         s, per_node, channels,
         planners::chunk_elems(
