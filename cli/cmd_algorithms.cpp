@@ -11,7 +11,10 @@ void add_algorithms_command(CLI::App& app) {
   cmd->callback([] {
     fmt::print("{:<16} {:<18} {:<14} {}\n", "collective", "algorithm", "NCCL_ALGO", "description");
     for (const Algorithm& a : algorithms())
-      fmt::print("{:<16} {:<18} {:<14} {}\n", to_string(a.collective), a.name, a.nccl.empty() ? "-" : a.nccl,
+      fmt::print("{:<16} {:<18} {:<14} {}\n", to_string(a.collective), a.name,
+                 a.nccl_p2p       ? "(p2p)"
+                 : a.nccl.empty() ? "-"
+                                  : a.nccl,
                  a.description);
     fmt::print(
         "\n--algo takes a name above, auto (the cheapest of all), nccl (the cheapest of NCCL's), or a "

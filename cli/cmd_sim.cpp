@@ -80,7 +80,7 @@ void run_sim(const SimArgs& args) {
   log.source = topology.name();
   fmt::print("# cclab sim: {} on {} ({} GPUs), SimGrid CM02 max-min network, {} {}\n",
              to_string(probe.collective), topology.name(), topology.gpus().size(), to_string(probe.dtype),
-             to_string(probe.op));
+             redop_column(probe.collective, probe.op));
   fmt::print("# {:>16} {:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>12} {:>8}\n", "algorithm", "size(B)",
              "count", "type", "redop", "time(us)", "algbw", "busbw", "α-β(us)", "protocol");
   // Every point planned first, then simulated: the platform dump (first point) and the timeline (last point,
@@ -96,7 +96,10 @@ void run_sim(const SimArgs& args) {
   };
   std::vector<Point> sweep;
   for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= args.factor) {
-    const CollectiveSpec spec = args.collective.spec(topology, std::to_string(bytes / elem * elem));
+    CollectiveSpec spec = args.collective.spec(topology, std::to_string(bytes / elem * elem));
+    // An alltoall moves equal blocks: as nccl-tests, the count rounds down to a multiple of the ranks.
+    if (spec.collective == Collective::AllToAll)
+      spec.count -= spec.count % static_cast<std::uint64_t>(spec.world_size);
     for (const std::string& name : names) {
       Point& p = sweep.emplace_back(Point{name, spec, "", std::nullopt, {}, params, {}});
       // plan_compact resolves a selection (auto, nccl, an NCCL_ALGO name) from one cost table; the schedule
@@ -172,7 +175,7 @@ void run_sim(const SimArgs& args) {
     log.rows.push_back(NcclTestsRow{count * elem,
                                     count,
                                     nccl_tests_type(p.spec.dtype),
-                                    std::string(to_string(p.spec.op)),
+                                    std::string(redop_column(p.spec.collective, p.spec.op)),
                                     total_s * 1e6,
                                     algbw,
                                     busbw,
@@ -180,8 +183,8 @@ void run_sim(const SimArgs& args) {
                                     {}});
     fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                p.name == schedule.algorithm ? p.name : p.name + ":" + schedule.algorithm, count * elem, count,
-               to_string(p.spec.dtype), to_string(p.spec.op), total_s * 1e6, algbw, busbw,
-               p.modelled.run.total_s * 1e6, to_string(p.modelled.protocol));
+               to_string(p.spec.dtype), redop_column(p.spec.collective, p.spec.op), total_s * 1e6, algbw,
+               busbw, p.modelled.run.total_s * 1e6, to_string(p.modelled.protocol));
   }
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {

@@ -48,6 +48,13 @@ double expected(const CollectiveSpec& spec, int rank, std::uint64_t j) {
       return 0;
     case Collective::Broadcast:
       return input_value(spec.root, j);
+    case Collective::AllToAll: {
+      // Block b of the output is block `rank` of rank b's input.
+      const std::uint64_t block = alltoall_block(spec, 0).count;
+      if (block == 0) return 0;
+      const std::uint64_t b = j / block;
+      return input_value(static_cast<int>(b), alltoall_block(spec, rank).offset + j - b * block);
+    }
   }
   return 0;
 }

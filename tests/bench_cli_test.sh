@@ -15,6 +15,12 @@ check bench-half-avg 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
   "${run[*]} -np 3 \"$cclab\" bench -b 7 -e 70K -f 10 -n 2 -w 0 -d half -o avg --algo ring,mpi | tr '\n' ' '"
 check bench-bf16-rs 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 64K -f 8 -n 2 -d bfloat16 --collective reduce_scatter --algo ring,mpi | tr '\n' ' '"
+# Alltoall: the engine's pairwise plan, MPI_Alltoall and Gloo's, every result checked; no in-place form (n/a),
+# sizes rounded down to whole blocks, redop none, as nccl-tests prints them.
+check bench-alltoall 0 "(Out of bounds values : 0 OK.*){3}" -- bash -c \
+  "${run[*]} -np 3 \"$cclab\" bench -b 1K -e 96K -f 8 -n 2 --collective alltoall --algo pairwise,mpi,gloo | tr '\n' ' '"
+check bench-alltoall-row 0 "^ +1020 +255 +float +none +-1 .* n/a +n/a +n/a +n/a" -- "${run[@]}" -np 3 "$cclab" \
+  bench -b 1K -e 1K -n 1 --collective alltoall --algo pairwise
 check bench-predict 0 "predicted.*error" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 --algo ring \
   --predict "pcie_server:1,gpus=2"
 # -J and --csv: nccl-tests' JSON schema (compare reads it back) and CSV, each point with its runs' min <= p50 <=

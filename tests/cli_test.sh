@@ -149,7 +149,7 @@ fi
 check bad-preset 1 "^cclab: error: .*unknown preset" -- "$cclab" plan --topology dgx_b300:4
 check bad-size 1 "^cclab: error: --size" -- "$cclab" plan --topology dgx_a100:1 --size 12XB
 check bad-algo 1 "valid: ring, tree" -- "$cclab" plan --topology dgx_a100:1 --algo fastest
-check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective alltoall
+check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective gather
 check missing-file 1 "nope.json: cannot read the schedule file: no such file" -- "$cclab" verify "$dir/nope.json"
 check directory-file 1 "cannot read the topology file: it is a directory" -- "$cclab" topology show "$dir/"
 # A device that never ends would hang a reader that trusts it.
@@ -189,6 +189,14 @@ check plan-collnet-no-nvswitch 1 "collnet_chain runs here" -- "$cclab" plan --to
 check plan-collnet-chain-mesh 0 "chain 0: head [0-7] \(its NIC to SHARP\)" -- "$cclab" plan \
   --topology dgx1_v100:2,sharp=1 --size 1GiB --algo CollNetChain
 check sim-nccl-label 0 "nccl:(ring|tree) +8 " -- "$cclab" sim --topology dgx_a100:1 -b 8 -e 8 --algo nccl
+# Alltoall: NCCL's grouped send/receive as the pairwise plan (the only one, and every NCCL selection's); a
+# count that the ranks do not divide is refused, saying why; sim rounds its sizes down to whole blocks.
+check plan-alltoall 0 "busbw 35[0-9]\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx_h100:1 --collective alltoall \
+  --size 1GiB --algo nccl
+check plan-alltoall-uneven 1 "must be a multiple of its 8 ranks" -- "$cclab" plan --topology dgx_h100:1 \
+  --collective alltoall --size 1000B
+check sim-alltoall 0 "nccl:pairwise +960 +240 +f32 +none" -- "$cclab" sim --topology dgx_h100:2 \
+  --collective alltoall -b 1000 -e 1MiB -f 1024 --algo nccl
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
 # Every shipped topology file loads, plans and verifies.
 for file in "$src"/topologies/*.yaml; do

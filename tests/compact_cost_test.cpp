@@ -19,6 +19,7 @@ namespace {
 
 void expect_same(const Algorithm& a, const topo::Topology& t, std::uint64_t count, const PlanOptions& o,
                  const CostParams& params) {
+  if (a.collective == Collective::AllToAll) count *= t.gpus().size();  // P equal blocks of `count`
   const CollectiveSpec spec =
       spec_for(t, a.collective, count, DType::F32, ReduceOp::Sum, t.gpus().size() / 2);
   if (!a.supports(spec, t, o).ok) return;

@@ -135,6 +135,30 @@ TEST(NcclTestsLog, TextOf2019WithoutRootOrRedop) {
   EXPECT_DOUBLE_EQ(log.rows[2].algbw_GBps, 110.42);
 }
 
+// An alltoall_perf table of 2021 (nccl-tests#78): a blank redop cell under a header that names it, and a
+// count of one peer's block. The row reads by its size; compare plans it as the alltoall the user names, and
+// its busbw is nccl-tests' algbw · (P-1)/P.
+TEST(NcclTestsLog, AlltoallOf2021WithABlankRedop) {
+  const NcclTestsLog log = read_nccl_tests_log(data("alltoall_2021.txt"));
+  EXPECT_FALSE(log.collective.has_value());
+  ASSERT_EQ(log.rows.size(), 2u);
+  EXPECT_EQ(log.rows[0].bytes, 268435456u);
+  EXPECT_EQ(log.rows[0].count, 1048576u);
+  EXPECT_EQ(log.rows[0].redop, "none");
+  EXPECT_DOUBLE_EQ(log.rows[0].time_us, 520935);
+  EXPECT_DOUBLE_EQ(log.rows[0].algbw_GBps, 0.52);
+  EXPECT_DOUBLE_EQ(log.rows[0].busbw_GBps, 0.51);
+  EXPECT_DOUBLE_EQ(log.rows[1].in_place_time_us.value(), 1041299);
+  const topo::Topology t = topo::make_preset("dgx1_v100:8,nics=1");
+  const Comparison c = compare_with_model(log, t, Collective::AllToAll, "nccl", {}, {});
+  ASSERT_EQ(c.rows.size(), 2u);
+  for (const ComparedRow& r : c.rows) {
+    EXPECT_EQ(r.algorithm, "pairwise");
+    EXPECT_NEAR(r.predicted_busbw_GBps, r.measured.bytes / r.predicted_s / 1e9 * 63 / 64, 1e-9);
+    EXPECT_LT(r.error, 0);  // that fabric was broken: the model is far faster
+  }
+}
+
 // Logs as launchers pass them on: Open MPI's --tag-output and srun --label in front of every line, MPICH's
 // "[rank]" label in front of every write (so also inside rows printed in pieces), NCCL's INFO output written
 // into a row, and rows without the in-place group. The same four rows read back from each.
@@ -465,7 +489,7 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
             "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
             "1024,64,bfloat16,none,12.500,0.080,0.060\n");
   for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-                       Collective::Broadcast, Collective::Reduce})
+                       Collective::Broadcast, Collective::Reduce, Collective::AllToAll})
     EXPECT_EQ(collective_of_program(nccl_tests_program(c)), c);
 }
 
@@ -564,8 +588,8 @@ std::string model_log(const topo::Topology& t, const char* program, const std::s
 // The model's own times compare at rounding error, for every collective cclab plans.
 TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
   const topo::Topology t = topo::make_preset("dgx_h100:2");
-  for (const char* program :
-       {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf", "reduce_perf"}) {
+  for (const char* program : {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf",
+                              "reduce_perf", "alltoall_perf"}) {
     const NcclTestsLog log = parse_nccl_tests_text(model_log(t, program, "auto"), program);
     const Comparison c = compare_with_model(log, t, std::nullopt, "auto", {}, {});
     ASSERT_EQ(c.rows.size(), 5u) << program;

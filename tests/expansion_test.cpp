@@ -95,6 +95,8 @@ std::vector<Point> matrix_points() {
   // key_channels: the channel count the key names, where it is not the one planned with.
   auto add = [&](const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, int root,
                  const PlanOptions& o, const std::string& name = "", std::optional<int> key_channels = {}) {
+    // An alltoall moves P equal blocks: `count` blocks' worth.
+    if (a.collective == Collective::AllToAll) count *= t.gpus().size();
     const CollectiveSpec spec = spec_for(t, a.collective, count, dtype, ReduceOp::Sum, root);
     if (!a.supports(spec, t, o).ok) return;
     const std::string key =

@@ -18,6 +18,7 @@
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
+#include "engine/plan/pairwise_alltoall.hpp"
 #include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/pat_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
@@ -317,6 +318,34 @@ TEST(Cost, RingAllreduceMatchesClosedForm) {
   }
 }
 
+// Pairwise alltoall: every rank sends (P-1)/P of its buffer, in one step; on a star all P-1 exchanges of a
+// rank share its link at once, so the time is one latency and the link's bytes: α + (P-1)/P·S/B, and with
+// K chunks per block store-and-forward (raw) pays the latency K times, a pipelined protocol once.
+TEST(Cost, PairwiseAlltoallMatchesClosedForm) {
+  const double alpha = 5e-6, bandwidth = 12.5e9;
+  const CostParams params{.reduce_Bps = 0, .copy_Bps = 0};
+  for (int p : {2, 3, 8, 16}) {
+    const topo::Topology t = star(p, alpha / 2, bandwidth);
+    const std::uint64_t count = 4096ULL * p;
+    const Schedule s = pairwise_alltoall(spec(Collective::AllToAll, p, count), p - 1, 0);
+    EXPECT_EQ(count_steps(s), p > 1 ? 1 : 0) << p;
+    for (std::uint64_t bytes : bytes_sent_per_rank(s))
+      EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;
+    const double wire = (p - 1) * count * 4.0 / (p * bandwidth);
+    EXPECT_NEAR(estimate_cost(s, t, params).total_s, alpha + wire, 1e-9 * (alpha + wire)) << p;
+    const int chunks = 4;
+    const Schedule chunked =
+        pairwise_alltoall(spec(Collective::AllToAll, p, count), p - 1, count / p / chunks);
+    EXPECT_NEAR(estimate_cost(chunked, t, params).total_s, chunks * alpha + wire, 1e-9 * wire) << p;
+    CostParams simple = params;
+    simple.protocol = Protocol::Simple;
+    const ProtocolConstants& k = protocol_constants(Protocol::Simple);
+    const double latency = std::max(alpha, k.step_latency_s[static_cast<int>(RouteClass::Network) - 1]);
+    const double pipelined = k.launch_s + latency + wire / k.wire_efficiency;
+    EXPECT_NEAR(estimate_cost(chunked, t, simple).total_s, pipelined, 1e-9 * pipelined) << p;
+  }
+}
+
 TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {
   const double alpha = 2e-6, bandwidth = 25e9;
   const int p = 8;
@@ -597,6 +626,11 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   EXPECT_EQ(names(Collective::ReduceScatter, "PAT"), V{"pat"});
   EXPECT_EQ(names(Collective::Broadcast, "Ring"), V{"chain"});
   EXPECT_EQ(names(Collective::Broadcast, "nccl"), V{"chain"});
+  // An alltoall is grouped send/receive in NCCL, which no NCCL_ALGO value selects: every selection has it.
+  EXPECT_EQ(names(Collective::AllToAll, "nccl"), V{"pairwise"});
+  EXPECT_EQ(names(Collective::AllToAll, "Ring"), V{"pairwise"});
+  EXPECT_EQ(names(Collective::AllToAll, "^NVLS"), V{"pairwise"});
+  EXPECT_FALSE(is_selection(Collective::AllToAll, "Bogus"));
   EXPECT_EQ(names(Collective::AllReduce, "auto").size(), algorithms_for(Collective::AllReduce).size());
   EXPECT_FALSE(is_selection(Collective::AllReduce, "ring"));  // a registry name is never a selection
   EXPECT_FALSE(

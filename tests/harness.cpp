@@ -92,6 +92,12 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
         case Collective::Broadcast:
           want = input_value(spec.root, j);
           break;
+        case Collective::AllToAll: {
+          // Block b of the output is block r of rank b's input.
+          const std::uint64_t block = alltoall_block(spec, 0).count, b = j / block;
+          want = input_value(static_cast<int>(b), alltoall_block(spec, r).offset + j - b * block);
+          break;
+        }
       }
       const double got = load_element(spec.dtype, out, j);
       if (got != want) {

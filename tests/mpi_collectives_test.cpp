@@ -90,15 +90,16 @@ int main(int argc, char** argv) {
   long cases = 0, failures = 0, unsupported = 0;
   const std::uint64_t counts[] = {0, 1, 7, 13ULL * P + 5, (1ULL << 18) + 3};
   for (const Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-                             Collective::Broadcast, Collective::Reduce}) {
-    const bool reduces = c != Collective::AllGather && c != Collective::Broadcast;
+                             Collective::Broadcast, Collective::Reduce, Collective::AllToAll}) {
+    const bool combines = reduces(c);
     for (const Algorithm* algorithm : algorithms_for(c)) {
       for (const std::uint64_t count : counts) {
         for (const DType dtype : {DType::F32, DType::F16, DType::BF16}) {
           for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max}) {
-            if (!reduces && op != ReduceOp::Sum) continue;
+            if (!combines && op != ReduceOp::Sum) continue;
+            // An alltoall's count is P equal blocks: `count` blocks' worth.
             const CollectiveSpec spec =
-                spec_for(topology, c, count, dtype, op,
+                spec_for(topology, c, c == Collective::AllToAll ? count * P : count, dtype, op,
                          c == Collective::Broadcast || c == Collective::Reduce ? P - 1 : 0);
             PlanOptions options;
             options.chunk_bytes = 64 << 10;  // several chunks per block at the larger sizes
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
             }
             verify_or_throw(*planned.schedule);
             for (const bool in_place : {false, true}) {
+              if (in_place && !has_in_place_form(c)) continue;
               ++cases;
               const std::size_t elem = dtype_size_bytes(dtype);
               const std::uint64_t out_elems =

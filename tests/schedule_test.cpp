@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
 #include "engine/ir/schedule_json.hpp"
+#include "engine/plan/pairwise_alltoall.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/selection.hpp"
@@ -74,7 +75,7 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"src\":[\"input\"", "\"src\":[\"cache\""), "ranks[0].ops[0].src[0]");
   expect_error(edit("\"src\":[\"input\",", "\"src\":[\"input\",-"), "ranks[0].ops[0].src[1]");
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
-  expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"alltoall\""), "collective");
+  expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"gather\""), "collective");
   expect_error(edit("\"params\":{", "\"params\":{\"lanes\":\"two\","), "params.lanes");
   expect_error(edit("\"channels\":\"1\"", "\"channels\":\"0\""), "params.channels");
   expect_error("{", "p.json: not valid JSON");
@@ -194,6 +195,30 @@ TEST(Verifier, WrongResult) {
   ProgramBuilder(s.ranks[0]).copy(in, out);
   ProgramBuilder(s.ranks[1]).copy(in, out);
   expect_rejected(s, "rank 0: output[0, 4)");
+}
+
+// Alltoall: block b of rank r's output must be block r of rank b's input, not block b of it (what an
+// allgather-like exchange of whole blocks gives) nor the rank's own block.
+TEST(Verifier, AlltoallBlocks) {
+  CollectiveSpec spec = allreduce_spec(3, 6);
+  spec.collective = Collective::AllToAll;
+  EXPECT_FALSE(verify(planners::pairwise_alltoall(spec, 2, 0)));
+  EXPECT_FALSE(verify(planners::pairwise_alltoall(spec, 1, 1)));  // one channel, one element a chunk
+  // Each rank sends its block of the receiver's index... from the receiver's own offset: the wrong block.
+  Schedule wrong = empty_schedule(spec, "wrong_block");
+  for (int r = 0; r < 3; ++r) {
+    ProgramBuilder b(wrong.ranks[r]);
+    b.copy({Buffer::Input, 2u * r, 2}, {Buffer::Output, 2u * r, 2});
+    for (int d = 1; d < 3; ++d) {
+      const int to = (r + d) % 3, from = (r - d + 3) % 3;
+      b.send(to, 0, {Buffer::Input, 2u * r, 2});  // should be block `to`
+      b.recv(from, 0, {Buffer::Output, 2u * from, 2});
+    }
+  }
+  expect_rejected(wrong,
+                  "rank 0: output[2, 4) holds a reduction over 1 of 3 ranks = rank 1's input shifted by 0");
+  spec.count = 7;
+  expect_rejected(empty_schedule(spec, "uneven"), "must be a multiple of its 3 ranks");
 }
 
 // Node indices in a topology file need not be dense. fuzz/topology_yaml_fuzz found that a vertex on node

@@ -561,6 +561,16 @@ class SymbolicRun final : public ProgressHooks {
         case Collective::Broadcast:
           expected.push_back({result, Sym{rank_weight(spec.root), 1, false, 0}});
           break;
+        case Collective::AllToAll:
+          // Block b of the output is block r of rank b's input: output element i is input element
+          // i + (r - b) · block of rank b.
+          for (int b = 0; b < world; ++b) {
+            const ElemRange block = alltoall_block(spec, b);
+            const auto shift = static_cast<std::int64_t>(alltoall_block(spec, r).offset) -
+                               static_cast<std::int64_t>(block.offset);
+            expected.push_back({block, Sym{rank_weight(b), 1, false, shift}});
+          }
+          break;
       }
       for (const auto& [range, want] : expected) {
         if (range.count == 0) continue;
@@ -647,8 +657,8 @@ std::optional<std::string> verify(const Schedule& schedule, const VerifyOptions&
   // The two modes are independent; for large schedules the in-place one runs on a second thread. Either way
   // the out-of-place error, if any, is the one reported, as in a sequential run.
   constexpr std::size_t kParallelOps = 1 << 16;
-  if (options.out_of_place && options.in_place && schedule.num_ops() >= kParallelOps &&
-      std::thread::hardware_concurrency() > 1) {
+  if (options.out_of_place && options.in_place && has_in_place_form(schedule.spec.collective) &&
+      schedule.num_ops() >= kParallelOps && std::thread::hardware_concurrency() > 1) {
     auto in_place = std::async(std::launch::async,
                                [&] { return verify_mode(schedule, matching, true, options.general_store); });
     auto out_of_place = verify_mode(schedule, matching, false, options.general_store);
@@ -657,6 +667,7 @@ std::optional<std::string> verify(const Schedule& schedule, const VerifyOptions&
   }
   for (bool in_place : {false, true}) {
     if (in_place ? !options.in_place : !options.out_of_place) continue;
+    if (in_place && !has_in_place_form(schedule.spec.collective)) continue;
     if (auto e = verify_mode(schedule, matching, in_place, options.general_store)) return e;
   }
   return std::nullopt;

@@ -7,8 +7,10 @@
 //   4. the collective's postcondition, symbolically: each element carries the set of ranks whose input it
 //      sums (as a 64-bit fingerprint plus a count) and the element index it came from. Allreduce: every rank
 //      ends with every element reduced over all ranks exactly once; reduce_scatter: its block; allgather:
-//      block b from rank b; broadcast: the root's data; reduce: the reduction at the root.
-// It runs both out-of-place and in-place (input and output aliased as in NCCL), since backends may do either.
+//      block b from rank b; broadcast: the root's data; reduce: the reduction at the root; alltoall: block b
+//      from block r of rank b.
+// It runs both out-of-place and in-place (input and output aliased as in NCCL), since backends may do either;
+// a collective without an in-place form (alltoall) out-of-place only.
 // docs/algorithms.md says how it stays fast at millions of ops.
 #pragma once
 

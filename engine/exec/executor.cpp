@@ -208,8 +208,7 @@ class RankRun {
   }
 
   void finish_avg() {
-    if (s_.spec.op != ReduceOp::Avg || s_.spec.collective == Collective::AllGather ||
-        s_.spec.collective == Collective::Broadcast) {
+    if (s_.spec.op != ReduceOp::Avg || !reduces(s_.spec.collective)) {
       return;
     }
     const ElemRange result = result_range(s_.spec, rank_);

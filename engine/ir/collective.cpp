@@ -11,12 +11,13 @@
 namespace cclab {
 namespace {
 
-constexpr std::array<std::pair<Collective, std::string_view>, 5> kCollectives{
+constexpr std::array<std::pair<Collective, std::string_view>, 6> kCollectives{
     {{Collective::AllReduce, "allreduce"},
      {Collective::ReduceScatter, "reduce_scatter"},
      {Collective::AllGather, "allgather"},
      {Collective::Broadcast, "broadcast"},
-     {Collective::Reduce, "reduce"}}};
+     {Collective::Reduce, "reduce"},
+     {Collective::AllToAll, "alltoall"}}};
 constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypes{
     {{DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"}}};
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps{
@@ -68,6 +69,24 @@ ElemRange result_range(const CollectiveSpec& spec, int rank) {
   return {0, output_count(spec, rank)};
 }
 
+bool reduces(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+}
+
+std::string_view redop_column(Collective c, ReduceOp op) {
+  return reduces(c) ? to_string(op) : "none";
+}
+
+bool has_in_place_form(Collective c) {
+  return c != Collective::AllToAll;
+}
+
+ElemRange alltoall_block(const CollectiveSpec& spec, int block) {
+  const std::uint64_t size =
+      spec.world_size > 0 ? spec.count / static_cast<std::uint64_t>(spec.world_size) : 0;
+  return {static_cast<std::uint64_t>(block) * size, size};
+}
+
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
   if (spec.collective == Collective::AllGather || spec.collective == Collective::ReduceScatter) {
     return partition(spec.count, spec.world_size, rank).offset;
@@ -82,6 +101,7 @@ double busbw_factor(Collective c, int world_size) {
       return n > 1 ? 2 * (n - 1) / n : 0;
     case Collective::ReduceScatter:
     case Collective::AllGather:
+    case Collective::AllToAll:  // a rank's own block does not leave it: (n-1)/n of its bytes move
       return n > 1 ? (n - 1) / n : 0;
     case Collective::Broadcast:
     case Collective::Reduce:
@@ -93,8 +113,7 @@ double busbw_factor(Collective c, int world_size) {
 std::string describe(const CollectiveSpec& spec) {
   std::string text = fmt::format("{} of {} x {} ({}) over {} ranks", to_string(spec.collective), spec.count,
                                  to_string(spec.dtype), format_size(spec.bytes()), spec.world_size);
-  if (spec.collective != Collective::AllGather && spec.collective != Collective::Broadcast)
-    text += fmt::format(", op {}", to_string(spec.op));
+  if (reduces(spec.collective)) text += fmt::format(", op {}", to_string(spec.op));
   if (spec.collective == Collective::Broadcast || spec.collective == Collective::Reduce)
     text += fmt::format(", root {}", spec.root);
   return text;

@@ -8,7 +8,7 @@
 
 namespace cclab {
 
-enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
+enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
 enum class DType { F32, F16, BF16 };
 enum class ReduceOp { Sum, Avg, Min, Max };
 
@@ -19,7 +19,7 @@ std::optional<Collective> parse_collective(std::string_view text);
 std::optional<DType> parse_dtype(std::string_view text);
 std::optional<ReduceOp> parse_reduce_op(std::string_view text);
 inline constexpr std::string_view kCollectiveNames =
-    "allreduce, reduce_scatter, allgather, broadcast, reduce";
+    "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall";
 inline constexpr std::string_view kDTypeNames = "f32, f16, bf16";
 inline constexpr std::string_view kReduceOpNames = "sum, avg, min, max";
 
@@ -29,6 +29,9 @@ std::size_t dtype_size_bytes(DType t);
 //   allreduce, broadcast, reduce: input and output hold `count` elements on every rank.
 //   reduce_scatter: input holds `count`; rank r's output holds its block of the balanced partition of
 //   `count`. allgather: rank r's input holds its block; output holds all `count`.
+//   alltoall: input and output hold `count` elements, P equal blocks of count / P (count must divide: an
+//   exchange of unequal blocks is alltoallv, which this does not describe); block b of rank r's input goes to
+//   rank b, and block b of its output comes from rank b.
 // The balanced partition gives the first count % P blocks one extra element, so any count works (NCCL
 // requires equal blocks; this generalises it, which hierarchical algorithms need for their sub-steps).
 struct CollectiveSpec {
@@ -62,6 +65,16 @@ std::uint64_t input_count(const CollectiveSpec& spec, int rank);
 std::uint64_t output_count(const CollectiveSpec& spec, int rank);
 // Where, in its output, rank r holds a defined result (empty for non-root ranks of reduce).
 ElemRange result_range(const CollectiveSpec& spec, int rank);
+// Whether the collective combines its ranks' data with a ReduceOp (allreduce, reduce_scatter, reduce); the
+// others move data only (allgather, broadcast, alltoall), and nccl-tests prints "none" as their redop.
+bool reduces(Collective c);
+// The redop column of nccl-tests' tables: the reduction's name, or "none" where the collective has none.
+std::string_view redop_column(Collective c, ReduceOp op);
+// Whether the collective has an in-place form. Alltoall has none: NCCL runs it as grouped ncclSend/ncclRecv,
+// whose buffers must not overlap, so rank r's block b would be overwritten before it is sent.
+bool has_in_place_form(Collective c);
+// Block b of an alltoall's buffers (count / P elements from b · count / P).
+ElemRange alltoall_block(const CollectiveSpec& spec, int block);
 // For in-place runs: where the input lives inside the output (allgather: the rank's block), or the output
 // inside the input (reduce_scatter: the rank's block); the same offset 0 otherwise.
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank);

@@ -24,6 +24,7 @@
 #include "engine/plan/nvls_reduce_scatter.hpp"
 #include "engine/plan/nvls_sharp_allreduce.hpp"
 #include "engine/plan/nvls_tree_allreduce.hpp"
+#include "engine/plan/pairwise_alltoall.hpp"
 #include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/pat_reduce_scatter.hpp"
 #include "engine/plan/patterns.hpp"
@@ -73,6 +74,16 @@ Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanO
   if (!t.uniform()) return Support::no("nodes have different GPU counts");
   if (o.inter != "ring" && o.inter != "tree")
     return Support::no(fmt::format("inter '{}' is not ring or tree", o.inter));
+  return Support::yes();
+}
+
+// Alltoall: P equal blocks.
+Support equal_blocks(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
+  if (auto s = needs_world(spec, t); !s.ok) return s;
+  if (spec.count % static_cast<std::uint64_t>(spec.world_size) != 0) {
+    return Support::no(fmt::format("an alltoall's count ({} elements) must be a multiple of its {} ranks",
+                                   spec.count, spec.world_size));
+  }
   return Support::yes();
 }
 
@@ -344,6 +355,13 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
       });
+  add("pairwise", Collective::AllToAll,
+      "every pair exchanges its blocks at once, as NCCL's grouped send/receive (a channel per peer offset)",
+      equal_blocks, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+        return explicit_plan(
+            planners::pairwise_alltoall(s, channels_or(o, s.world_size - 1), chunk_of(o, s)));
+      });
+  list.back().nccl_p2p = true;
   return list;
 }
 
@@ -409,6 +427,10 @@ std::optional<std::vector<const Algorithm*>> selection_candidates(Collective col
   const bool everything = wanted.size() == 1 && wanted[0] == "nccl" && !excluding;
   std::vector<const Algorithm*> chosen;
   for (const Algorithm* a : all) {
+    if (a->nccl_p2p) {
+      chosen.push_back(a);
+      continue;
+    }
     if (a->nccl.empty()) continue;
     const bool named = std::find(wanted.begin(), wanted.end(), ascii_lowercase(a->nccl)) != wanted.end();
     if (everything || named != excluding) chosen.push_back(a);

@@ -48,6 +48,9 @@ struct Algorithm {
   // NCCL's name for the algorithm (its NCCL_ALGO value: Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT),
   // empty for the ones NCCL does not run (hierarchical, leader, halving-doubling, tree broadcast).
   std::string nccl;
+  // NCCL runs the collective with grouped ncclSend/ncclRecv (alltoall), which no NCCL_ALGO value selects:
+  // every NCCL selection ("nccl", any NCCL_ALGO list) includes the algorithm.
+  bool nccl_p2p = false;
   // The explicit form: compact(...) expanded on every rank.
   Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
     return to_explicit(compact(spec, t, o));

@@ -18,11 +18,9 @@ namespace {
 
 // nccl-tests' names, both ways: its programs (all_reduce_perf) and its type names.
 constexpr std::pair<Collective, std::string_view> kProgramNames[] = {
-    {Collective::AllReduce, "all_reduce"},
-    {Collective::ReduceScatter, "reduce_scatter"},
-    {Collective::AllGather, "all_gather"},
-    {Collective::Broadcast, "broadcast"},
-    {Collective::Reduce, "reduce"}};
+    {Collective::AllReduce, "all_reduce"}, {Collective::ReduceScatter, "reduce_scatter"},
+    {Collective::AllGather, "all_gather"}, {Collective::Broadcast, "broadcast"},
+    {Collective::Reduce, "reduce"},        {Collective::AllToAll, "alltoall"}};
 constexpr std::pair<DType, std::string_view> kTypeNames[] = {
     {DType::F32, "float"}, {DType::F16, "half"}, {DType::BF16, "bfloat16"}};
 
@@ -387,6 +385,10 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       throw ConfigError(fmt::format("{}:{}: a result row before the column header (# size count type ...)",
                                     source, line_no));
     }
+    // nccl-tests of 2021 printed an alltoall row with its redop cell blank under a header that names the
+    // column: a number where the reduction's name belongs is that blank (no reduction is named by a number).
+    if (columns->redop >= 0 && columns->redop < static_cast<int>(w.size()) && number<double>(w[columns->redop]))
+      w.insert(w.begin() + columns->redop, std::string_view("none"));
     if (static_cast<int>(w.size()) < columns->needed) {
       throw ConfigError(
           fmt::format("{}:{}: {} columns, the header names {}", source, line_no, w.size(), columns->needed));

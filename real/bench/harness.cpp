@@ -181,7 +181,14 @@ class Bench {
       double busbw_sum = 0;
       std::uint64_t wrong = 0;
       for (const std::uint64_t bytes : sizes) {
-        const CollectiveSpec spec = spec_for(*topology_, collective_, bytes / elem, dtype_, op_, args_.root);
+        std::uint64_t count = bytes / elem;
+        // An alltoall moves equal blocks: as nccl-tests, the count rounds down to a multiple of the ranks.
+        if (collective_ == Collective::AllToAll) count -= count % static_cast<std::uint64_t>(world_.size());
+        const CollectiveSpec spec = spec_for(*topology_, collective_, count, dtype_, op_, args_.root);
+        if (spec.count == 0 && collective_ == Collective::AllToAll) {
+          print0("{:>12} {:>12}  n/a: fewer elements than ranks\n", bytes, spec.count);
+          continue;
+        }
         std::optional<Schedule> schedule;  // this rank's row only: a rank never expands the others
         std::optional<VerifiedSchedule> verified;
         if (name == "gloo") {
@@ -207,18 +214,22 @@ class Bench {
           verified = verify_compact(std::move(*planned.schedule));
           schedule = own_row(verified->compact(), world_.rank());
         }
-        const Measured out = measure(spec, name, schedule, false), in = measure(spec, name, schedule, true);
+        // A collective without an in-place form (alltoall) prints n/a there, as nccl-tests prints it.
+        const bool has_in_place = has_in_place_form(collective_);
+        const Measured out = measure(spec, name, schedule, false),
+                       in = has_in_place ? measure(spec, name, schedule, true) : Measured{};
         const double factor = busbw_factor(collective_, world_.size());
-        auto algbw = [&](double us) { return us > 0 ? bytes / us / 1e3 : 0.0; };
+        auto algbw = [&](double us) { return us > 0 ? spec.bytes() / us / 1e3 : 0.0; };
         Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
         if (verified && predict_topology_ && world_.rank() == 0)
           r.predicted_us = predict_us(verified->compact());
-        print0(
-            "{:>12} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} "
-            "{:>6}",
-            bytes, spec.count, nccl_type_name(dtype_), to_string(op_), rooted() ? args_.root : -1,
-            out.time_us, algbw(out.time_us), r.busbw_out, out.wrong, in.time_us, algbw(in.time_us),
-            r.busbw_in, in.wrong);
+        const std::string in_place_columns =
+            has_in_place ? fmt::format("{:>10.2f} {:>7.2f} {:>7.2f} {:>6}", in.time_us, algbw(in.time_us),
+                                       r.busbw_in, in.wrong)
+                         : fmt::format("{:>10} {:>7} {:>7} {:>6}", "n/a", "n/a", "n/a", "n/a");
+        print0("{:>12} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>7.2f} {:>7.2f} {:>6} {}", spec.count * elem,
+               spec.count, nccl_type_name(dtype_), redop_column(collective_, op_), rooted() ? args_.root : -1,
+               out.time_us, algbw(out.time_us), r.busbw_out, out.wrong, in_place_columns);
         if (r.predicted_us) {
           print0(" {:>10.2f} {:>+7.1f}%", *r.predicted_us,
                  100 * (*r.predicted_us - out.time_us) / out.time_us);
@@ -227,9 +238,9 @@ class Bench {
         busbw_sum += r.busbw_out;
         wrong += out.wrong + in.wrong;
         // The row as the table above prints it (its redop too, as cclab sim writes it).
-        log.rows.push_back(NcclTestsRow{bytes, spec.count, nccl_type_name(dtype_),
-                                        std::string(to_string(op_)), out.time_us, algbw(out.time_us),
-                                        r.busbw_out, in.time_us, out.iterations});
+        log.rows.push_back(NcclTestsRow{spec.count * elem, spec.count, nccl_type_name(dtype_),
+                                        std::string(redop_column(collective_, op_)), out.time_us,
+                                        algbw(out.time_us), r.busbw_out, in.time_us, out.iterations});
         results[name][bytes] = r;
       }
       print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");

@@ -116,6 +116,8 @@ std::optional<std::string> GlooCollectives::unsupported(const CollectiveSpec& sp
   if (spec.dtype == DType::BF16) return "this LibTorch's Gloo has no bfloat16 reductions";
   if (spec.collective == Collective::AllGather && spec.count % static_cast<std::uint64_t>(spec.world_size))
     return "Gloo gathers equal blocks only";
+  if (spec.collective == Collective::AllToAll && spec.count % static_cast<std::uint64_t>(spec.world_size))
+    return "an alltoall exchanges equal blocks";
   return std::nullopt;
 }
 
@@ -157,11 +159,18 @@ void GlooCollectives::run(const CollectiveSpec& spec, const void* input, void* o
       wait(group.allgather(outputs, inputs), "allgather");
       break;
     }
+    case Collective::AllToAll: {
+      if (in_place) throw ConfigError("gloo: an alltoall has no in-place form");
+      // Equal splits: empty split lists.
+      at::Tensor in = wrap(input, spec.count, spec.dtype), out = wrap(output, spec.count, spec.dtype);
+      std::vector<int64_t> equal;
+      wait(group.alltoall_base(out, in, equal, equal), "alltoall");
+      break;
+    }
     case Collective::ReduceScatter:
       break;  // refused above
   }
-  if (spec.op == ReduceOp::Avg && spec.collective != Collective::AllGather &&
-      spec.collective != Collective::Broadcast) {
+  if (spec.op == ReduceOp::Avg && reduces(spec.collective)) {
     const ElemRange result = result_range(spec, rank);
     scale(spec.dtype, static_cast<std::byte*>(output) + result.offset * elem, 1.0 / spec.world_size,
           result.count);

@@ -247,9 +247,15 @@ void mpi_native_collective(const CollectiveSpec& spec, MPI_Comm comm, const void
         check_mpi(MPI_Reduce(input, output, as_int(spec.count), type, op, spec.root, comm), "MPI_Reduce");
       }
       break;
+    case Collective::AllToAll:
+      // cclab's alltoall has no in-place form (NCCL's has none), though MPI's has.
+      if (in_place) throw ConfigError("mpi: an alltoall has no in-place form");
+      check_mpi(MPI_Alltoall(input, as_int(alltoall_block(spec, 0).count), type, output,
+                             as_int(alltoall_block(spec, 0).count), type, comm),
+                "MPI_Alltoall");
+      break;
   }
-  if (spec.op == ReduceOp::Avg && spec.collective != Collective::AllGather &&
-      spec.collective != Collective::Broadcast) {
+  if (spec.op == ReduceOp::Avg && reduces(spec.collective)) {
     const ElemRange result = result_range(spec, rank);
     const std::uint64_t base = in_place && spec.collective == Collective::ReduceScatter ? displs[rank] : 0;
     scale(spec.dtype, static_cast<std::byte*>(output) + (base + result.offset) * elem, 1.0 / world,

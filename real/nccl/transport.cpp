@@ -383,7 +383,8 @@ void NcclTransport::download(void* host_dst, const void* src, std::size_t bytes)
 }
 
 std::optional<std::string> NcclTransport::native_unsupported(const CollectiveSpec& spec) {
-  if ((spec.collective == Collective::ReduceScatter || spec.collective == Collective::AllGather) &&
+  if ((spec.collective == Collective::ReduceScatter || spec.collective == Collective::AllGather ||
+       spec.collective == Collective::AllToAll) &&
       spec.count % static_cast<std::uint64_t>(spec.world_size)) {
     return "NCCL needs equal blocks (count divisible by the ranks)";
   }
@@ -430,6 +431,20 @@ void NcclTransport::native_collective(const CollectiveSpec& spec, const void* in
       check_nccl(ncclReduce(in_place ? out : input, out, spec.count, type, op, spec.root, c.comm, c.stream),
                  call, c.comm);
       break;
+    case Collective::AllToAll: {
+      // NCCL has no alltoall call: nccl-tests' alltoall_perf posts a send and a receive per peer in one
+      // group, and so does this. Its buffers must not overlap (no in-place form).
+      if (in_place) throw ConfigError("nccl: an alltoall has no in-place form");
+      call = "ncclSend/ncclRecv (alltoall)";
+      const auto* in = static_cast<const std::byte*>(input);
+      check_nccl(ncclGroupStart(), call, c.comm);
+      for (int peer = 0; peer < spec.world_size; ++peer) {
+        check_nccl(ncclSend(in + block * peer * elem, block, type, peer, c.comm, c.stream), call, c.comm);
+        check_nccl(ncclRecv(out + block * peer * elem, block, type, peer, c.comm, c.stream), call, c.comm);
+      }
+      check_nccl(ncclGroupEnd(), call, c.comm);
+      break;
+    }
   }
   m.wait(c.stream, c.comm, call, timeout_s);
 }
