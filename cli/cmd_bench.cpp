@@ -29,7 +29,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-d,--datatype", args->dtype, "float, half, bfloat16")->capture_default_str();
   cmd->add_option("-o,--op", args->op, "sum, avg, min, max")->capture_default_str();
-  cmd->add_option("-r,--root", args->root, "root of broadcast and reduce")->capture_default_str();
+  cmd->add_option("-r,--root", args->root, "root of broadcast, reduce, gather and scatter")
+      ->capture_default_str();
   cmd->add_option("--collective", args->collective, std::string(kCollectiveNames))->capture_default_str();
   cmd->add_option("--algo", args->algorithms,
                   "engine algorithms and/or native ones (mpi, gloo); all = every one")

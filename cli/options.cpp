@@ -19,7 +19,7 @@ void CollectiveArgs::add_to(CLI::App& cmd) {
       ->capture_default_str();
   cmd.add_option("-o,--op", op, std::string("reduction: ") + std::string(kReduceOpNames))
       ->capture_default_str();
-  cmd.add_option("--root", root, "root rank of broadcast and reduce")->capture_default_str();
+  cmd.add_option("--root", root, "root rank of broadcast, reduce, gather and scatter")->capture_default_str();
   cmd.add_option("--chunk", chunk, "pipeline chunk size (0: unchunked)")->capture_default_str();
   cmd.add_option("--channels", channels, "channels (0: the algorithm's default for the topology)")
       ->capture_default_str();

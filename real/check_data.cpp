@@ -12,12 +12,12 @@ double input_value(int rank, std::uint64_t global_index) {
 }
 
 void fill_input(const CollectiveSpec& spec, int rank, void* input, void* output, bool in_place) {
-  // Allgather inputs are the rank's block of the global vector; the others span all of it.
-  const std::uint64_t first =
-      spec.collective == Collective::AllGather ? partition(spec.count, spec.world_size, rank).offset : 0;
+  // Allgather and gather inputs are the rank's block of the global vector; the others span all of it.
+  const bool block = input_is_block(spec.collective);
+  const std::uint64_t first = block ? partition(spec.count, spec.world_size, rank).offset : 0;
   const std::uint64_t n = input_count(spec, rank);
   void* base = in_place ? output : input;
-  const std::uint64_t at = in_place && spec.collective == Collective::AllGather ? first : 0;
+  const std::uint64_t at = in_place && block ? first : 0;
   for (std::uint64_t i = 0; i < n; ++i)
     store_element(spec.dtype, base, at + i, input_value(rank, first + i));
 }
@@ -41,6 +41,7 @@ double expected(const CollectiveSpec& spec, int rank, std::uint64_t j) {
     case Collective::ReduceScatter:
       return combined(spec, partition(spec.count, spec.world_size, rank).offset + j);
     case Collective::AllGather:
+    case Collective::Gather:
       for (int q = 0; q < spec.world_size; ++q) {
         const ElemRange block = partition(spec.count, spec.world_size, q);
         if (j < block.end()) return input_value(q, j);
@@ -48,6 +49,10 @@ double expected(const CollectiveSpec& spec, int rank, std::uint64_t j) {
       return 0;
     case Collective::Broadcast:
       return input_value(spec.root, j);
+    case Collective::Scatter:
+      return input_value(spec.root, partition(spec.count, spec.world_size, rank).offset + j);
+    case Collective::SendRecv:
+      return input_value((rank + spec.world_size - 1) % spec.world_size, j);
     case Collective::AllToAll: {
       // Block b of the output is block `rank` of rank b's input.
       const std::uint64_t block = alltoall_block(spec, 0).count;
@@ -68,8 +73,7 @@ double tolerance(DType t) {
 
 std::uint64_t count_wrong(const CollectiveSpec& spec, int rank, const void* output, bool in_place) {
   const ElemRange result = result_range(spec, rank);
-  const std::uint64_t base =
-      in_place && spec.collective == Collective::ReduceScatter ? in_place_offset(spec, rank) : 0;
+  const std::uint64_t base = in_place && output_is_block(spec.collective) ? in_place_offset(spec, rank) : 0;
   const double tol = spec.op == ReduceOp::Avg ? tolerance(spec.dtype) : 0.0;
   std::uint64_t wrong = 0;
   for (std::uint64_t j = 0; j < result.count; ++j) {

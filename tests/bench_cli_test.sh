@@ -21,6 +21,11 @@ check bench-alltoall 0 "(Out of bounds values : 0 OK.*){3}" -- bash -c \
   "${run[*]} -np 3 \"$cclab\" bench -b 1K -e 96K -f 8 -n 2 --collective alltoall --algo pairwise,mpi,gloo | tr '\n' ' '"
 check bench-alltoall-row 0 "^ +1020 +255 +float +none +-1 .* n/a +n/a +n/a +n/a" -- "${run[@]}" -np 3 "$cclab" \
   bench -b 1K -e 1K -n 1 --collective alltoall --algo pairwise
+# Gather, scatter (root 1, uneven blocks) and sendrecv against MPI_Gatherv, MPI_Scatterv and MPI_Sendrecv.
+for c in gather scatter sendrecv; do
+  check "bench-$c" 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
+    "${run[*]} -np 3 \"$cclab\" bench -b 10 -e 10K -f 32 -n 2 --collective $c --root 1 --algo all | tr '\n' ' '"
+done
 check bench-predict 0 "predicted.*error" -- "${run[@]}" -np 2 "$cclab" bench -b 1M -e 1M -n 2 --algo ring \
   --predict "pcie_server:1,gpus=2"
 # -J and --csv: nccl-tests' JSON schema (compare reads it back) and CSV, each point with its runs' min <= p50 <=

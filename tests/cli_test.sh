@@ -149,7 +149,7 @@ fi
 check bad-preset 1 "^cclab: error: .*unknown preset" -- "$cclab" plan --topology dgx_b300:4
 check bad-size 1 "^cclab: error: --size" -- "$cclab" plan --topology dgx_a100:1 --size 12XB
 check bad-algo 1 "valid: ring, tree" -- "$cclab" plan --topology dgx_a100:1 --algo fastest
-check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective gather
+check bad-collective 1 "valid: allreduce" -- "$cclab" plan --collective hypercube
 check missing-file 1 "nope.json: cannot read the schedule file: no such file" -- "$cclab" verify "$dir/nope.json"
 check directory-file 1 "cannot read the topology file: it is a directory" -- "$cclab" topology show "$dir/"
 # A device that never ends would hang a reader that trusts it.
@@ -197,6 +197,13 @@ check plan-alltoall-uneven 1 "must be a multiple of its 8 ranks" -- "$cclab" pla
   --collective alltoall --size 1000B
 check sim-alltoall 0 "nccl:pairwise +960 +240 +f32 +none" -- "$cclab" sim --topology dgx_h100:2 \
   --collective alltoall -b 1000 -e 1MiB -f 1024 --algo nccl
+# Gather, scatter and sendrecv: planned as nccl-tests runs them on NCCL, a sendrecv over the ring's channels
+# at NVLink speed (busbw = algbw: a whole buffer over every link of the ring).
+check plan-sendrecv 0 "busbw 3[0-9][0-9]\.[0-9]+ GB/s" -- "$cclab" plan --topology dgx_h100:1 --collective sendrecv \
+  --size 1GiB --algo nccl
+check plan-gather 0 "plan: direct gather" -- "$cclab" plan --topology dgx_a100:2 --collective gather --root 3 \
+  --size 64MiB
+check plan-scatter-root 1 "root 16 is not a rank" -- "$cclab" plan --topology dgx_a100:2 --collective scatter --root 16
 check plan-mesh 0 "NVLink mesh: 3 Hamiltonian cycles" -- "$cclab" plan --topology dgx1_v100:1 --algo ring --size 64MiB
 # Every shipped topology file loads, plans and verifies.
 for file in "$src"/topologies/*.yaml; do

@@ -489,7 +489,8 @@ TEST(NcclTestsLog, WrittenJsonReadsBack) {
             "size,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
             "1024,64,bfloat16,none,12.500,0.080,0.060\n");
   for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-                       Collective::Broadcast, Collective::Reduce, Collective::AllToAll})
+                       Collective::Broadcast, Collective::Reduce, Collective::AllToAll, Collective::Gather,
+                       Collective::Scatter, Collective::SendRecv})
     EXPECT_EQ(collective_of_program(nccl_tests_program(c)), c);
 }
 
@@ -588,8 +589,9 @@ std::string model_log(const topo::Topology& t, const char* program, const std::s
 // The model's own times compare at rounding error, for every collective cclab plans.
 TEST(Compare, TheModelsOwnTimesCompareAtRoundingError) {
   const topo::Topology t = topo::make_preset("dgx_h100:2");
-  for (const char* program : {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf",
-                              "reduce_perf", "alltoall_perf"}) {
+  for (const char* program :
+       {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf", "reduce_perf",
+        "alltoall_perf", "gather_perf", "scatter_perf", "sendrecv_perf"}) {
     const NcclTestsLog log = parse_nccl_tests_text(model_log(t, program, "auto"), program);
     const Comparison c = compare_with_model(log, t, std::nullopt, "auto", {}, {});
     ASSERT_EQ(c.rows.size(), 5u) << program;

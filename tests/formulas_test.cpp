@@ -16,6 +16,7 @@
 #include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
+#include "engine/plan/direct_rooted.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/pairwise_alltoall.hpp"
@@ -26,6 +27,7 @@
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
 #include "engine/plan/selection.hpp"
+#include "engine/plan/shift_sendrecv.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
 #include "engine/plan/tree_reduce.hpp"
@@ -318,31 +320,45 @@ TEST(Cost, RingAllreduceMatchesClosedForm) {
   }
 }
 
-// Pairwise alltoall: every rank sends (P-1)/P of its buffer, in one step; on a star all P-1 exchanges of a
-// rank share its link at once, so the time is one latency and the link's bytes: α + (P-1)/P·S/B, and with
-// K chunks per block store-and-forward (raw) pays the latency K times, a pipelined protocol once.
-TEST(Cost, PairwiseAlltoallMatchesClosedForm) {
+// The point-to-point collectives on a star, every transfer of a rank at once on its link. Alltoall: every
+// rank sends (P-1)/P of its buffer in one step, α + (P-1)/P·S/B, and with K chunks per block
+// store-and-forward (raw) pays the latency K times, a pipelined protocol once. Gather and scatter: the root's
+// link carries the other ranks' (P-1)/P·S, the same time. Sendrecv: every link carries a whole buffer each
+// way, α + S/B, however many channels split it.
+TEST(Cost, PointToPointCollectivesMatchTheirClosedForms) {
   const double alpha = 5e-6, bandwidth = 12.5e9;
   const CostParams params{.reduce_Bps = 0, .copy_Bps = 0};
+  CostParams simple = params;
+  simple.protocol = Protocol::Simple;
+  const ProtocolConstants& k = protocol_constants(Protocol::Simple);
+  const double latency = std::max(alpha, k.step_latency_s[static_cast<int>(RouteClass::Network) - 1]);
   for (int p : {2, 3, 8, 16}) {
     const topo::Topology t = star(p, alpha / 2, bandwidth);
     const std::uint64_t count = 4096ULL * p;
-    const Schedule s = pairwise_alltoall(spec(Collective::AllToAll, p, count), p - 1, 0);
-    EXPECT_EQ(count_steps(s), p > 1 ? 1 : 0) << p;
-    for (std::uint64_t bytes : bytes_sent_per_rank(s))
-      EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;
     const double wire = (p - 1) * count * 4.0 / (p * bandwidth);
-    EXPECT_NEAR(estimate_cost(s, t, params).total_s, alpha + wire, 1e-9 * (alpha + wire)) << p;
+    const Schedule a2a = pairwise_alltoall(spec(Collective::AllToAll, p, count), p, 0);
+    EXPECT_EQ(count_steps(a2a), 1) << p;
+    for (std::uint64_t bytes : bytes_sent_per_rank(a2a))
+      EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;
+    EXPECT_NEAR(estimate_cost(a2a, t, params).total_s, alpha + wire, 1e-9 * (alpha + wire)) << p;
     const int chunks = 4;
-    const Schedule chunked =
-        pairwise_alltoall(spec(Collective::AllToAll, p, count), p - 1, count / p / chunks);
+    const Schedule chunked = pairwise_alltoall(spec(Collective::AllToAll, p, count), p, count / p / chunks);
     EXPECT_NEAR(estimate_cost(chunked, t, params).total_s, chunks * alpha + wire, 1e-9 * wire) << p;
-    CostParams simple = params;
-    simple.protocol = Protocol::Simple;
-    const ProtocolConstants& k = protocol_constants(Protocol::Simple);
-    const double latency = std::max(alpha, k.step_latency_s[static_cast<int>(RouteClass::Network) - 1]);
     const double pipelined = k.launch_s + latency + wire / k.wire_efficiency;
     EXPECT_NEAR(estimate_cost(chunked, t, simple).total_s, pipelined, 1e-9 * pipelined) << p;
+    for (int root : {0, p - 1}) {
+      const Schedule g = direct_gather(spec(Collective::Gather, p, count, root), p, 0);
+      const Schedule s = direct_scatter(spec(Collective::Scatter, p, count, root), p, 0);
+      EXPECT_NEAR(estimate_cost(g, t, params).total_s, alpha + wire, 1e-9 * (alpha + wire)) << p;
+      EXPECT_NEAR(estimate_cost(s, t, params).total_s, alpha + wire, 1e-9 * (alpha + wire)) << p;
+      EXPECT_EQ(bytes_sent_per_rank(s)[root], (p - 1) * count / p * 4) << p;
+    }
+    const double shift = alpha + count * 4.0 / bandwidth;
+    for (int channels : {1, 4})
+      EXPECT_NEAR(
+          estimate_cost(shift_sendrecv(spec(Collective::SendRecv, p, count), channels, 0), t, params).total_s,
+          shift, 1e-9 * shift)
+          << p << " " << channels;
   }
 }
 
@@ -631,6 +647,9 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   EXPECT_EQ(names(Collective::AllToAll, "Ring"), V{"pairwise"});
   EXPECT_EQ(names(Collective::AllToAll, "^NVLS"), V{"pairwise"});
   EXPECT_FALSE(is_selection(Collective::AllToAll, "Bogus"));
+  EXPECT_EQ(names(Collective::Gather, "nccl"), V{"direct"});
+  EXPECT_EQ(names(Collective::Scatter, "Ring"), V{"direct"});
+  EXPECT_EQ(names(Collective::SendRecv, "nccl"), V{"shift"});
   EXPECT_EQ(names(Collective::AllReduce, "auto").size(), algorithms_for(Collective::AllReduce).size());
   EXPECT_FALSE(is_selection(Collective::AllReduce, "ring"));  // a registry name is never a selection
   EXPECT_FALSE(

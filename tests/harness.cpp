@@ -49,12 +49,11 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
   for (int r = 0; r < world; ++r) {
     buffers.push_back(make_rank_buffers(spec, r, in_place));
     const std::uint64_t n = input_count(spec, r);
-    const std::uint64_t base =
-        spec.collective == Collective::AllGather ? partition(spec.count, world, r).offset : 0;
-    // In place, allgather's input is the rank's block of the output; every other input starts the output.
-    const std::size_t input_shift = spec.collective == Collective::AllGather
-                                        ? in_place_offset(spec, r) * dtype_size_bytes(spec.dtype)
-                                        : 0;
+    const bool block = input_is_block(spec.collective);
+    const std::uint64_t base = block ? partition(spec.count, world, r).offset : 0;
+    // In place, an allgather's or gather's input is the rank's block of the output; every other input
+    // starts the output.
+    const std::size_t input_shift = block ? in_place_offset(spec, r) * dtype_size_bytes(spec.dtype) : 0;
     std::byte* input = in_place ? buffers[r].output.data() + input_shift : buffers[r].input.data();
     for (std::uint64_t i = 0; i < n; ++i)
       store_element(spec.dtype, input, i, input_value(r, base + i));
@@ -70,7 +69,7 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
   for (int r = 0; r < world; ++r) {
     const ElemRange result = result_range(spec, r);
     const std::byte* out = buffers[r].output.data();
-    if (in_place && spec.collective == Collective::ReduceScatter)
+    if (in_place && output_is_block(spec.collective))
       out += in_place_offset(spec, r) * dtype_size_bytes(spec.dtype);
     for (std::uint64_t j = result.offset; j < result.end(); ++j) {
       double want = 0;
@@ -82,7 +81,8 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
         case Collective::ReduceScatter:
           want = reduced_value(spec, partition(spec.count, world, r).offset + j);
           break;
-        case Collective::AllGather: {
+        case Collective::AllGather:
+        case Collective::Gather: {
           int owner = 0;
           while (partition(spec.count, world, owner).end() <= j)
             ++owner;
@@ -91,6 +91,12 @@ std::optional<std::string> run_and_check(const Schedule& s, bool in_place, doubl
         }
         case Collective::Broadcast:
           want = input_value(spec.root, j);
+          break;
+        case Collective::Scatter:
+          want = input_value(spec.root, partition(spec.count, world, r).offset + j);
+          break;
+        case Collective::SendRecv:
+          want = input_value((r + world - 1) % world, j);
           break;
         case Collective::AllToAll: {
           // Block b of the output is block r of rank b's input.

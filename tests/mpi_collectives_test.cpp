@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
   long cases = 0, failures = 0, unsupported = 0;
   const std::uint64_t counts[] = {0, 1, 7, 13ULL * P + 5, (1ULL << 18) + 3};
   for (const Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-                             Collective::Broadcast, Collective::Reduce, Collective::AllToAll}) {
+                             Collective::Broadcast, Collective::Reduce, Collective::AllToAll,
+                             Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
     const bool combines = reduces(c);
     for (const Algorithm* algorithm : algorithms_for(c)) {
       for (const std::uint64_t count : counts) {
@@ -98,9 +99,8 @@ int main(int argc, char** argv) {
           for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max}) {
             if (!combines && op != ReduceOp::Sum) continue;
             // An alltoall's count is P equal blocks: `count` blocks' worth.
-            const CollectiveSpec spec =
-                spec_for(topology, c, c == Collective::AllToAll ? count * P : count, dtype, op,
-                         c == Collective::Broadcast || c == Collective::Reduce ? P - 1 : 0);
+            const CollectiveSpec spec = spec_for(topology, c, c == Collective::AllToAll ? count * P : count,
+                                                 dtype, op, is_rooted(c) ? P - 1 : 0);
             PlanOptions options;
             options.chunk_bytes = 64 << 10;  // several chunks per block at the larger sizes
             const Planned planned = plan_collective(spec, topology, algorithm->name, options);
@@ -132,8 +132,7 @@ int main(int argc, char** argv) {
               }
               real::mpi_native_collective(spec, transport.comm(), input.data(), native.data(), in_place);
               const ElemRange result = result_range(spec, rank);
-              const std::uint64_t base =
-                  in_place && c == Collective::ReduceScatter ? in_place_offset(spec, rank) : 0;
+              const std::uint64_t base = in_place && output_is_block(c) ? in_place_offset(spec, rank) : 0;
               int bad = 0;
               // (count 0: empty buffers have no data pointer, and memcmp must not see a null one: UBSan)
               if (result.count > 0 &&

@@ -1,15 +1,19 @@
 // The IR's JSON form, its readable print, and the verifier's rejections of hand-made bad schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
 #include "engine/ir/schedule_json.hpp"
+#include "engine/plan/direct_rooted.hpp"
 #include "engine/plan/pairwise_alltoall.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/selection.hpp"
+#include "engine/plan/shift_sendrecv.hpp"
 #include "tests/harness.hpp"
 #include "topology/yaml_io.hpp"
 
@@ -75,7 +79,7 @@ TEST(ScheduleJson, ErrorsNameTheField) {
   expect_error(edit("\"src\":[\"input\"", "\"src\":[\"cache\""), "ranks[0].ops[0].src[0]");
   expect_error(edit("\"src\":[\"input\",", "\"src\":[\"input\",-"), "ranks[0].ops[0].src[1]");
   expect_error(edit("\"world_size\":3", "\"world_size\":4"), "ranks");
-  expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"gather\""), "collective");
+  expect_error(edit("\"collective\":\"allreduce\"", "\"collective\":\"hypercube\""), "collective");
   expect_error(edit("\"params\":{", "\"params\":{\"lanes\":\"two\","), "params.lanes");
   expect_error(edit("\"channels\":\"1\"", "\"channels\":\"0\""), "params.channels");
   expect_error("{", "p.json: not valid JSON");
@@ -219,6 +223,53 @@ TEST(Verifier, AlltoallBlocks) {
                   "rank 0: output[2, 4) holds a reduction over 1 of 3 ranks = rank 1's input shifted by 0");
   spec.count = 7;
   expect_rejected(empty_schedule(spec, "uneven"), "must be a multiple of its 3 ranks");
+}
+
+// Gather, scatter and sendrecv: the planners' schedules pass; the wrong block at the root, a ring shifted
+// the wrong way, or an unsent block fail, each named.
+TEST(Verifier, PointToPointCollectives) {
+  CollectiveSpec spec = allreduce_spec(4, 10);  // uneven blocks: 3, 3, 2, 2
+  spec.root = 1;
+  for (Collective c : {Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
+    spec.collective = c;
+    const Schedule planned = c == Collective::Gather    ? planners::direct_gather(spec, 2, 1)
+                             : c == Collective::Scatter ? planners::direct_scatter(spec, 3, 0)
+                                                        : planners::shift_sendrecv(spec, 2, 2);
+    EXPECT_FALSE(verify(planned)) << to_string(c);
+  }
+  // Scatter: the root sends every rank block 0.
+  spec.collective = Collective::Scatter;
+  Schedule scatter = empty_schedule(spec, "wrong_block");
+  for (int r = 0; r < 4; ++r) {
+    const ElemRange block = partition(10, 4, r);
+    ProgramBuilder b(scatter.ranks[r]);
+    if (r == 1) {
+      b.copy({Buffer::Input, block.offset, block.count}, {Buffer::Output, 0, block.count});
+      for (int q : {0, 2, 3})
+        b.send(q, 0, {Buffer::Input, 0, partition(10, 4, q).count});
+    } else {
+      b.recv(1, 0, {Buffer::Output, 0, block.count});
+    }
+  }
+  expect_rejected(scatter,
+                  "rank 2: output[0, 2) holds a reduction over 1 of 4 ranks = rank 1's input shifted by 0");
+  // Sendrecv: each rank receives from the next instead of the previous.
+  spec.collective = Collective::SendRecv;
+  Schedule backwards = empty_schedule(spec, "backwards");
+  for (int r = 0; r < 4; ++r) {
+    ProgramBuilder b(backwards.ranks[r]);
+    b.send((r + 3) % 4, 0, {Buffer::Input, 0, 10});
+    b.recv((r + 1) % 4, 0, {Buffer::Output, 0, 10});
+  }
+  expect_rejected(backwards, "rank 0: output[0, 10) holds a reduction over 1 of 4 ranks = rank 1's input");
+  // Gather: rank 3's block never arrives.
+  spec.collective = Collective::Gather;
+  Schedule missing = planners::direct_gather(spec, 1, 0);
+  missing.ranks[3].ops.clear();
+  Program& root = missing.ranks[1];
+  root.ops.erase(std::remove_if(root.ops.begin(), root.ops.end(), [](const Op& op) { return op.peer == 3; }),
+                 root.ops.end());
+  expect_rejected(missing, "rank 1: output[8, 10) is never written");
 }
 
 // Node indices in a topology file need not be dense. fuzz/topology_yaml_fuzz found that a vertex on node

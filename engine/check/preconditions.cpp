@@ -162,7 +162,7 @@ InPlace in_place_layout(const Pass& pass, int m) {
   }
   if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
     const CollectiveSpec& spec = ex->programs.spec;
-    return {spec.collective != Collective::ReduceScatter, in_place_offset(spec, m)};
+    return {!output_is_block(spec.collective), in_place_offset(spec, m)};
   }
   return {true, 0};
 }

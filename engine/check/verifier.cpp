@@ -545,6 +545,15 @@ class SymbolicRun final : public ProgressHooks {
         case Collective::Reduce:
           expected.push_back({result, reduced_all});
           break;
+        case Collective::Scatter: {
+          // Rank r's output is its block of the root's input.
+          const auto offset = static_cast<std::int64_t>(partition(spec.count, world, r).offset);
+          expected.push_back({result, Sym{rank_weight(spec.root), 1, false, offset}});
+          break;
+        }
+        case Collective::SendRecv:
+          expected.push_back({result, Sym{rank_weight((r + world - 1) % world), 1, false, 0}});
+          break;
         case Collective::ReduceScatter: {
           Sym v = reduced_all;
           v.delta = static_cast<std::int64_t>(partition(spec.count, world, r).offset);
@@ -552,6 +561,7 @@ class SymbolicRun final : public ProgressHooks {
           break;
         }
         case Collective::AllGather:
+        case Collective::Gather:  // at the root: its result range is empty elsewhere
           for (int b = 0; b < world; ++b) {
             const ElemRange block = partition(spec.count, world, b);
             expected.push_back(

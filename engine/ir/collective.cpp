@@ -11,13 +11,16 @@
 namespace cclab {
 namespace {
 
-constexpr std::array<std::pair<Collective, std::string_view>, 6> kCollectives{
+constexpr std::array<std::pair<Collective, std::string_view>, 9> kCollectives{
     {{Collective::AllReduce, "allreduce"},
      {Collective::ReduceScatter, "reduce_scatter"},
      {Collective::AllGather, "allgather"},
      {Collective::Broadcast, "broadcast"},
      {Collective::Reduce, "reduce"},
-     {Collective::AllToAll, "alltoall"}}};
+     {Collective::AllToAll, "alltoall"},
+     {Collective::Gather, "gather"},
+     {Collective::Scatter, "scatter"},
+     {Collective::SendRecv, "sendrecv"}}};
 constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypes{
     {{DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"}}};
 constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps{
@@ -54,18 +57,32 @@ ElemRange partition(std::uint64_t count, int parts, int index) {
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
 
+bool is_rooted(Collective c) {
+  return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||
+         c == Collective::Scatter;
+}
+
+bool input_is_block(Collective c) {
+  return c == Collective::AllGather || c == Collective::Gather;
+}
+
+bool output_is_block(Collective c) {
+  return c == Collective::ReduceScatter || c == Collective::Scatter;
+}
+
 std::uint64_t input_count(const CollectiveSpec& spec, int rank) {
-  if (spec.collective == Collective::AllGather) return partition(spec.count, spec.world_size, rank).count;
+  if (input_is_block(spec.collective)) return partition(spec.count, spec.world_size, rank).count;
   return spec.count;
 }
 
 std::uint64_t output_count(const CollectiveSpec& spec, int rank) {
-  if (spec.collective == Collective::ReduceScatter) return partition(spec.count, spec.world_size, rank).count;
+  if (output_is_block(spec.collective)) return partition(spec.count, spec.world_size, rank).count;
   return spec.count;
 }
 
 ElemRange result_range(const CollectiveSpec& spec, int rank) {
-  if (spec.collective == Collective::Reduce && rank != spec.root) return {};
+  if ((spec.collective == Collective::Reduce || spec.collective == Collective::Gather) && rank != spec.root)
+    return {};
   return {0, output_count(spec, rank)};
 }
 
@@ -78,7 +95,7 @@ std::string_view redop_column(Collective c, ReduceOp op) {
 }
 
 bool has_in_place_form(Collective c) {
-  return c != Collective::AllToAll;
+  return c != Collective::AllToAll && c != Collective::SendRecv;
 }
 
 ElemRange alltoall_block(const CollectiveSpec& spec, int block) {
@@ -88,9 +105,8 @@ ElemRange alltoall_block(const CollectiveSpec& spec, int block) {
 }
 
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
-  if (spec.collective == Collective::AllGather || spec.collective == Collective::ReduceScatter) {
+  if (input_is_block(spec.collective) || output_is_block(spec.collective))
     return partition(spec.count, spec.world_size, rank).offset;
-  }
   return 0;
 }
 
@@ -102,7 +118,11 @@ double busbw_factor(Collective c, int world_size) {
     case Collective::ReduceScatter:
     case Collective::AllGather:
     case Collective::AllToAll:  // a rank's own block does not leave it: (n-1)/n of its bytes move
+    case Collective::Gather:    // the root's own block stays
+    case Collective::Scatter:
       return n > 1 ? (n - 1) / n : 0;
+    case Collective::SendRecv:  // every rank sends its whole buffer once
+      return 1;
     case Collective::Broadcast:
     case Collective::Reduce:
       return 1;
@@ -114,8 +134,7 @@ std::string describe(const CollectiveSpec& spec) {
   std::string text = fmt::format("{} of {} x {} ({}) over {} ranks", to_string(spec.collective), spec.count,
                                  to_string(spec.dtype), format_size(spec.bytes()), spec.world_size);
   if (reduces(spec.collective)) text += fmt::format(", op {}", to_string(spec.op));
-  if (spec.collective == Collective::Broadcast || spec.collective == Collective::Reduce)
-    text += fmt::format(", root {}", spec.root);
+  if (is_rooted(spec.collective)) text += fmt::format(", root {}", spec.root);
   return text;
 }
 

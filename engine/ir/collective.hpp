@@ -8,7 +8,17 @@
 
 namespace cclab {
 
-enum class Collective { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
+enum class Collective {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Gather,
+  Scatter,
+  SendRecv
+};
 enum class DType { F32, F16, BF16 };
 enum class ReduceOp { Sum, Avg, Min, Max };
 
@@ -19,7 +29,7 @@ std::optional<Collective> parse_collective(std::string_view text);
 std::optional<DType> parse_dtype(std::string_view text);
 std::optional<ReduceOp> parse_reduce_op(std::string_view text);
 inline constexpr std::string_view kCollectiveNames =
-    "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall";
+    "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, gather, scatter, sendrecv";
 inline constexpr std::string_view kDTypeNames = "f32, f16, bf16";
 inline constexpr std::string_view kReduceOpNames = "sum, avg, min, max";
 
@@ -29,6 +39,9 @@ std::size_t dtype_size_bytes(DType t);
 //   allreduce, broadcast, reduce: input and output hold `count` elements on every rank.
 //   reduce_scatter: input holds `count`; rank r's output holds its block of the balanced partition of
 //   `count`. allgather: rank r's input holds its block; output holds all `count`.
+//   gather: as allgather (rank r's input is its block), the root's output holds all `count`; scatter: as
+//   reduce_scatter (rank r's output is its block), the root's input holds all `count`. sendrecv: input and
+//   output hold `count`; rank r's output is rank r − 1's input (nccl-tests' sendrecv_perf: a ring shift).
 //   alltoall: input and output hold `count` elements, P equal blocks of count / P (count must divide: an
 //   exchange of unequal blocks is alltoallv, which this does not describe); block b of rank r's input goes to
 //   rank b, and block b of its output comes from rank b.
@@ -68,10 +81,16 @@ ElemRange result_range(const CollectiveSpec& spec, int rank);
 // Whether the collective combines its ranks' data with a ReduceOp (allreduce, reduce_scatter, reduce); the
 // others move data only (allgather, broadcast, alltoall), and nccl-tests prints "none" as their redop.
 bool reduces(Collective c);
+// Whether the spec's root matters (broadcast, reduce, gather, scatter).
+bool is_rooted(Collective c);
+// Whether rank r's input is its block of the balanced partition (allgather, gather), or its output
+// (reduce_scatter, scatter); in place, that block sits at its offset in the other buffer.
+bool input_is_block(Collective c);
+bool output_is_block(Collective c);
 // The redop column of nccl-tests' tables: the reduction's name, or "none" where the collective has none.
 std::string_view redop_column(Collective c, ReduceOp op);
-// Whether the collective has an in-place form. Alltoall has none: NCCL runs it as grouped ncclSend/ncclRecv,
-// whose buffers must not overlap, so rank r's block b would be overwritten before it is sent.
+// Whether the collective has an in-place form. Alltoall and sendrecv have none: NCCL runs them as grouped
+// ncclSend/ncclRecv, whose buffers must not overlap (a rank would overwrite data before sending it).
 bool has_in_place_form(Collective c);
 // Block b of an alltoall's buffers (count / P elements from b · count / P).
 ElemRange alltoall_block(const CollectiveSpec& spec, int block);

@@ -50,10 +50,8 @@ std::optional<OpId> RankFrontier::first_unfinished() const {
 Chunk resolve_aliasing(const CollectiveSpec& spec, int rank, bool in_place, const Chunk& chunk) {
   if (chunk.buffer == Buffer::Scratch || !in_place) return chunk;
   std::uint64_t shift = 0;
-  if (spec.collective == Collective::ReduceScatter && chunk.buffer == Buffer::Output)
-    shift = in_place_offset(spec, rank);
-  if (spec.collective == Collective::AllGather && chunk.buffer == Buffer::Input)
-    shift = in_place_offset(spec, rank);
+  if (output_is_block(spec.collective) && chunk.buffer == Buffer::Output) shift = in_place_offset(spec, rank);
+  if (input_is_block(spec.collective) && chunk.buffer == Buffer::Input) shift = in_place_offset(spec, rank);
   return Chunk{Buffer::Output, chunk.offset + shift, chunk.count};
 }
 

@@ -98,8 +98,7 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
   if (static_cast<int>(s.ranks.size()) != world) {
     return fmt::format("schedule has {} rank programs for world size {}", s.ranks.size(), world);
   }
-  if ((s.spec.collective == Collective::Broadcast || s.spec.collective == Collective::Reduce) &&
-      (s.spec.root < 0 || s.spec.root >= world)) {
+  if (is_rooted(s.spec.collective) && (s.spec.root < 0 || s.spec.root >= world)) {
     return fmt::format("root {} is not a rank of a world of {}", s.spec.root, world);
   }
   if (s.spec.collective == Collective::AllToAll && s.spec.count % static_cast<std::uint64_t>(world) != 0) {

@@ -7,37 +7,45 @@
 
 #include "common/memory.hpp"
 #include "engine/ir/compact.hpp"
-#include "engine/ir/passes.hpp"
+#include "engine/plan/patterns.hpp"
 
 namespace cclab::planners {
 
 Schedule pairwise_alltoall(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems) {
   Schedule s = empty_schedule(spec, "pairwise");
   const int world = spec.world_size;
-  channels = std::clamp(channels, 1, std::max(1, world - 1));
+  // NCCL's p2p schedule counts the rank itself as the peer at offset 0 (its copy runs on channels too).
+  const int peers = std::max(1, world);
+  channels = std::max(1, channels);
   s.network_channels = channels;
   s.params["channels"] = std::to_string(channels);
-  const int rounds = chunk_rounds(alltoall_block(spec, 0).count, chunk_elems);
   // P² exchanges: an explicit plan that grows with the square of the ranks, refused up front where it would
   // not fit (16,384 ranks: half a billion ops).
+  const int per_peer = channels >= peers ? channels / peers : 1;
   const std::uint64_t ops =
       static_cast<std::uint64_t>(world) *
-      (1 + 2 * static_cast<std::uint64_t>(world - 1) * static_cast<std::uint64_t>(rounds));
+      (2 * static_cast<std::uint64_t>(world) * per_peer *
+       static_cast<std::uint64_t>(chunk_rounds(alltoall_block(spec, 0).count, chunk_elems)));
   require_within_memory_budget(ops * kExplicitBytesPerOp,
-                               fmt::format("the pairwise alltoall on {} ranks ({} ops)", world, ops),
+                               fmt::format("the pairwise alltoall on {} ranks (about {} ops)", world, ops),
                                "fewer ranks, or a larger chunk (--chunk)");
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);
     const ElemRange own = alltoall_block(spec, r);
-    b.copy({Buffer::Input, own.offset, own.count}, {Buffer::Output, own.offset, own.count});
+    const std::vector<int> self = peer_channels(0, peers, channels);
+    const std::vector<P2pPiece> from_input = p2p_pieces(own, Buffer::Input, self, chunk_elems);
+    const std::vector<P2pPiece> to_output = p2p_pieces(own, Buffer::Output, self, chunk_elems);
+    for (std::size_t i = 0; i < from_input.size(); ++i)
+      b.copy(from_input[i].chunk, to_output[i].chunk, {}, from_input[i].channel);
     for (int d = 1; d < world; ++d) {
-      const int to = (r + d) % world, from = (r - d + world) % world, channel = (d - 1) % channels;
+      const int to = (r + d) % world, from = (r - d + world) % world;
+      const std::vector<int> on = peer_channels(d, peers, channels);
       // NCCL posts a step's send before its receive; a channel starts its ops in program order, and a send
       // and a receive of different peers wait on nothing of each other.
-      for (int k = 0; k < rounds; ++k) {
-        b.send(to, channel, round_chunk(alltoall_block(spec, to), rounds, k, Buffer::Input));
-        b.recv(from, channel, round_chunk(alltoall_block(spec, from), rounds, k, Buffer::Output));
-      }
+      for (const P2pPiece& p : p2p_pieces(alltoall_block(spec, to), Buffer::Input, on, chunk_elems))
+        b.send(to, p.channel, p.chunk);
+      for (const P2pPiece& p : p2p_pieces(alltoall_block(spec, from), Buffer::Output, on, chunk_elems))
+        b.recv(from, p.channel, p.chunk);
     }
   }
   return s;

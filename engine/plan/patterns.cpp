@@ -21,6 +21,27 @@ std::vector<Chunk> wrapped_blocks(std::uint64_t count, int world, int first, int
   return out;
 }
 
+std::vector<int> peer_channels(int peer, int peers, int channels) {
+  if (channels < peers) return {peer % channels};
+  std::vector<int> out;
+  for (int j = 0; j < channels / peers; ++j)
+    out.push_back(peer + j * peers);
+  return out;
+}
+
+std::vector<P2pPiece> p2p_pieces(ElemRange range, Buffer buffer, const std::vector<int>& channels,
+                                 std::uint64_t chunk_elems) {
+  std::vector<P2pPiece> out;
+  const int parts = static_cast<int>(channels.size());
+  for (int j = 0; j < parts; ++j) {
+    const ElemRange part = partition(range, parts, j);
+    const int rounds = chunk_rounds(part.count, chunk_elems);
+    for (int k = 0; k < rounds; ++k)
+      out.push_back({channels[j], round_chunk(part, rounds, k, buffer)});
+  }
+  return out;
+}
+
 std::vector<int> bruck_distances(int world) {
   std::vector<int> out;
   for (int d = 1; d < world; d *= 2)

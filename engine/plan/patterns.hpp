@@ -22,6 +22,22 @@ std::vector<Chunk> wrapped_blocks(std::uint64_t count, int world, int first, int
 // Bruck's distances, 1, 2, 4, ... below `world`.
 std::vector<int> bruck_distances(int world);
 
+// Point-to-point collectives (alltoall, gather, scatter, sendrecv) as NCCL runs them: its p2p channels are
+// its collective channels, and a peer gets several of them (p2pnChannelsPerPeer, src/graph/paths.cc). With
+// `channels` IR channels and `peers` peers, peer i (0-based) runs on channels i, i + peers, i + 2·peers, ...
+// below `channels` when there are at least as many channels as peers (channels / peers each), else on
+// i mod channels.
+std::vector<int> peer_channels(int peer, int peers, int channels);
+// One transfer of `range` of `buffer` to or from a peer on its channels: part j of the range on channels[j],
+// each in pipeline chunks of at most `chunk_elems` (0: whole). Sender and receiver cut the same pieces, so
+// their k-th ops on a channel match.
+struct P2pPiece {
+  int channel;
+  Chunk chunk;
+};
+std::vector<P2pPiece> p2p_pieces(ElemRange range, Buffer buffer, const std::vector<int>& channels,
+                                 std::uint64_t chunk_elems);
+
 // Ring orders from the topology: engine/plan/ring_search.hpp.
 std::vector<std::vector<int>> identity_rings(int world_size, int channels);
 

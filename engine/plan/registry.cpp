@@ -16,6 +16,7 @@
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/collnet_allreduce.hpp"
 #include "engine/plan/collnet_chain_allreduce.hpp"
+#include "engine/plan/direct_rooted.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
 #include "engine/plan/leader_allreduce.hpp"
@@ -32,6 +33,7 @@
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
 #include "engine/plan/ring_search.hpp"
+#include "engine/plan/shift_sendrecv.hpp"
 #include "engine/plan/switch_pattern.hpp"
 #include "engine/plan/tree_allreduce.hpp"
 #include "engine/plan/tree_broadcast.hpp"
@@ -355,11 +357,32 @@ std::vector<Algorithm> make_registry() {
       [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(planners::tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
       });
+  // Point-to-point collectives, as NCCL runs them (grouped ncclSend/ncclRecv): every peer (the rank itself
+  // included) at once, each on its share of the topology's channels (planners::peer_channels), at least one.
+  auto p2p_channels = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    return channels_or(o, std::max(s.world_size, planners::default_ring_channels(t)));
+  };
   add("pairwise", Collective::AllToAll,
-      "every pair exchanges its blocks at once, as NCCL's grouped send/receive (a channel per peer offset)",
-      equal_blocks, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
+      "every pair exchanges its blocks at once, as NCCL's grouped send/receive (channels per peer offset)",
+      equal_blocks, [p2p_channels](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::pairwise_alltoall(s, p2p_channels(s, t, o), chunk_of(o, s)));
+      });
+  list.back().nccl_p2p = true;
+  add("direct", Collective::Gather, "every rank sends its block to the root at once (grouped send/receive)",
+      any, [p2p_channels](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::direct_gather(s, p2p_channels(s, t, o), chunk_of(o, s)));
+      });
+  list.back().nccl_p2p = true;
+  add("direct", Collective::Scatter, "the root sends each rank its block at once (grouped send/receive)", any,
+      [p2p_channels](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::direct_scatter(s, p2p_channels(s, t, o), chunk_of(o, s)));
+      });
+  list.back().nccl_p2p = true;
+  add("shift", Collective::SendRecv,
+      "every rank sends its buffer to the next and receives the previous one's", any,
+      [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
         return explicit_plan(
-            planners::pairwise_alltoall(s, channels_or(o, s.world_size - 1), chunk_of(o, s)));
+            planners::shift_sendrecv(s, channels_or(o, planners::default_ring_channels(t)), chunk_of(o, s)));
       });
   list.back().nccl_p2p = true;
   return list;

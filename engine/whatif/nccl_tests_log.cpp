@@ -20,7 +20,9 @@ namespace {
 constexpr std::pair<Collective, std::string_view> kProgramNames[] = {
     {Collective::AllReduce, "all_reduce"}, {Collective::ReduceScatter, "reduce_scatter"},
     {Collective::AllGather, "all_gather"}, {Collective::Broadcast, "broadcast"},
-    {Collective::Reduce, "reduce"},        {Collective::AllToAll, "alltoall"}};
+    {Collective::Reduce, "reduce"},        {Collective::AllToAll, "alltoall"},
+    {Collective::Gather, "gather"},        {Collective::Scatter, "scatter"},
+    {Collective::SendRecv, "sendrecv"}};
 constexpr std::pair<DType, std::string_view> kTypeNames[] = {
     {DType::F32, "float"}, {DType::F16, "half"}, {DType::BF16, "bfloat16"}};
 
@@ -387,7 +389,8 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     }
     // nccl-tests of 2021 printed an alltoall row with its redop cell blank under a header that names the
     // column: a number where the reduction's name belongs is that blank (no reduction is named by a number).
-    if (columns->redop >= 0 && columns->redop < static_cast<int>(w.size()) && number<double>(w[columns->redop]))
+    if (columns->redop >= 0 && columns->redop < static_cast<int>(w.size()) &&
+        number<double>(w[columns->redop]))
       w.insert(w.begin() + columns->redop, std::string_view("none"));
     if (static_cast<int>(w.size()) < columns->needed) {
       throw ConfigError(

@@ -286,7 +286,7 @@ class Bench {
   }
 
   bool rooted() const {
-    return collective_ == Collective::Broadcast || collective_ == Collective::Reduce;
+    return is_rooted(collective_);
   }
 
   void header() {

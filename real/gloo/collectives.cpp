@@ -113,6 +113,9 @@ GlooCollectives::~GlooCollectives() = default;
 
 std::optional<std::string> GlooCollectives::unsupported(const CollectiveSpec& spec) {
   if (spec.collective == Collective::ReduceScatter) return "ProcessGroupGloo has no reduce_scatter";
+  if (spec.collective == Collective::Gather || spec.collective == Collective::Scatter ||
+      spec.collective == Collective::SendRecv)
+    return "cclab runs Gloo's allreduce, allgather, broadcast, reduce and alltoall only";
   if (spec.dtype == DType::BF16) return "this LibTorch's Gloo has no bfloat16 reductions";
   if (spec.collective == Collective::AllGather && spec.count % static_cast<std::uint64_t>(spec.world_size))
     return "Gloo gathers equal blocks only";
@@ -168,6 +171,9 @@ void GlooCollectives::run(const CollectiveSpec& spec, const void* input, void* o
       break;
     }
     case Collective::ReduceScatter:
+    case Collective::Gather:
+    case Collective::Scatter:
+    case Collective::SendRecv:
       break;  // refused above
   }
   if (spec.op == ReduceOp::Avg && reduces(spec.collective)) {

@@ -247,6 +247,32 @@ void mpi_native_collective(const CollectiveSpec& spec, MPI_Comm comm, const void
         check_mpi(MPI_Reduce(input, output, as_int(spec.count), type, op, spec.root, comm), "MPI_Reduce");
       }
       break;
+    case Collective::Gather: {
+      // In place, a rank's block is already in its place in its own output (NCCL's convention).
+      const void* mine = in_place ? static_cast<const std::byte*>(output) + displs[rank] * elem : input;
+      check_mpi(MPI_Gatherv(in_place && rank == spec.root ? MPI_IN_PLACE : mine, counts[rank], type, output,
+                            counts.data(), displs.data(), type, spec.root, comm),
+                "MPI_Gatherv");
+      break;
+    }
+    case Collective::Scatter: {
+      // In place, a rank's block stays at its offset of the one buffer (NCCL's convention, as
+      // reduce_scatter).
+      const void* send = in_place ? output : input;
+      void* mine = in_place ? static_cast<std::byte*>(output) + displs[rank] * elem : output;
+      check_mpi(MPI_Scatterv(send, counts.data(), displs.data(), type,
+                             in_place && rank == spec.root ? MPI_IN_PLACE : mine, counts[rank], type,
+                             spec.root, comm),
+                "MPI_Scatterv");
+      break;
+    }
+    case Collective::SendRecv:
+      if (in_place) throw ConfigError("mpi: a sendrecv has no in-place form");
+      check_mpi(
+          MPI_Sendrecv(input, as_int(spec.count), type, (rank + 1) % world, 0, output, as_int(spec.count),
+                       type, (rank + world - 1) % world, 0, comm, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+      break;
     case Collective::AllToAll:
       // cclab's alltoall has no in-place form (NCCL's has none), though MPI's has.
       if (in_place) throw ConfigError("mpi: an alltoall has no in-place form");
@@ -257,7 +283,7 @@ void mpi_native_collective(const CollectiveSpec& spec, MPI_Comm comm, const void
   }
   if (spec.op == ReduceOp::Avg && reduces(spec.collective)) {
     const ElemRange result = result_range(spec, rank);
-    const std::uint64_t base = in_place && spec.collective == Collective::ReduceScatter ? displs[rank] : 0;
+    const std::uint64_t base = in_place && output_is_block(spec.collective) ? displs[rank] : 0;
     scale(spec.dtype, static_cast<std::byte*>(output) + (base + result.offset) * elem, 1.0 / world,
           result.count);
   }

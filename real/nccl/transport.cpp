@@ -384,7 +384,8 @@ void NcclTransport::download(void* host_dst, const void* src, std::size_t bytes)
 
 std::optional<std::string> NcclTransport::native_unsupported(const CollectiveSpec& spec) {
   if ((spec.collective == Collective::ReduceScatter || spec.collective == Collective::AllGather ||
-       spec.collective == Collective::AllToAll) &&
+       spec.collective == Collective::AllToAll || spec.collective == Collective::Gather ||
+       spec.collective == Collective::Scatter) &&
       spec.count % static_cast<std::uint64_t>(spec.world_size)) {
     return "NCCL needs equal blocks (count divisible by the ranks)";
   }
@@ -431,6 +432,46 @@ void NcclTransport::native_collective(const CollectiveSpec& spec, const void* in
       check_nccl(ncclReduce(in_place ? out : input, out, spec.count, type, op, spec.root, c.comm, c.stream),
                  call, c.comm);
       break;
+    case Collective::Gather:
+    case Collective::Scatter: {
+      // As nccl-tests' gather_perf and scatter_perf: the root's sends or receives per rank and every other
+      // rank's one, in a group; in place, a rank's block sits at its offset of the one buffer.
+      const bool gather = spec.collective == Collective::Gather;
+      call = gather ? "ncclSend/ncclRecv (gather)" : "ncclSend/ncclRecv (scatter)";
+      const std::byte* whole = gather ? out : (in_place ? out : static_cast<const std::byte*>(input));
+      const std::byte* mine = in_place ? out + block * m.rank * elem : static_cast<const std::byte*>(input);
+      std::byte* into = in_place ? out + block * m.rank * elem : out;
+      check_nccl(ncclGroupStart(), call, c.comm);
+      if (m.rank == spec.root) {
+        for (int peer = 0; peer < spec.world_size; ++peer) {
+          if (gather) {
+            check_nccl(ncclRecv(out + block * peer * elem, block, type, peer, c.comm, c.stream), call,
+                       c.comm);
+          } else {
+            check_nccl(ncclSend(whole + block * peer * elem, block, type, peer, c.comm, c.stream), call,
+                       c.comm);
+          }
+        }
+      }
+      if (gather) {
+        check_nccl(ncclSend(mine, block, type, spec.root, c.comm, c.stream), call, c.comm);
+      } else {
+        check_nccl(ncclRecv(into, block, type, spec.root, c.comm, c.stream), call, c.comm);
+      }
+      check_nccl(ncclGroupEnd(), call, c.comm);
+      break;
+    }
+    case Collective::SendRecv: {
+      if (in_place) throw ConfigError("nccl: a sendrecv has no in-place form");
+      call = "ncclSend/ncclRecv (sendrecv)";
+      const int next = (m.rank + 1) % spec.world_size,
+                prev = (m.rank + spec.world_size - 1) % spec.world_size;
+      check_nccl(ncclGroupStart(), call, c.comm);
+      check_nccl(ncclSend(input, spec.count, type, next, c.comm, c.stream), call, c.comm);
+      check_nccl(ncclRecv(out, spec.count, type, prev, c.comm, c.stream), call, c.comm);
+      check_nccl(ncclGroupEnd(), call, c.comm);
+      break;
+    }
     case Collective::AllToAll: {
       // NCCL has no alltoall call: nccl-tests' alltoall_perf posts a send and a receive per peer in one
       // group, and so does this. Its buffers must not overlap (no in-place form).

@@ -1,0 +1,30 @@
+#include "engine/plan/shift_sendrecv.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/plan/patterns.hpp"
+
+namespace cclab::planners {
+
+Schedule shift_sendrecv(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems) {
+  Schedule s = empty_schedule(spec, "shift");
+  channels = std::max(1, channels);
+  s.network_channels = channels;
+  s.params["channels"] = std::to_string(channels);
+  if (plan_world_of_one(s)) return s;  // a rank that sends to itself: a copy
+  const int world = spec.world_size;
+  std::vector<int> all(static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c)
+    all[static_cast<std::size_t>(c)] = c;
+  for (int r = 0; r < world; ++r) {
+    ProgramBuilder b(s.ranks[r]);
+    for (const P2pPiece& p : p2p_pieces({0, spec.count}, Buffer::Input, all, chunk_elems))
+      b.send((r + 1) % world, p.channel, p.chunk);
+    for (const P2pPiece& p : p2p_pieces({0, spec.count}, Buffer::Output, all, chunk_elems))
+      b.recv((r - 1 + world) % world, p.channel, p.chunk);
+  }
+  return s;
+}
+
+}  // namespace cclab::planners
