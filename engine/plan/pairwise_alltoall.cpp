@@ -28,7 +28,8 @@ Schedule pairwise_alltoall(const CollectiveSpec& spec, int channels, std::uint64
        static_cast<std::uint64_t>(chunk_rounds(alltoall_block(spec, 0).count, chunk_elems)));
   require_within_memory_budget(ops * kExplicitBytesPerOp,
                                fmt::format("the pairwise alltoall on {} ranks (about {} ops)", world, ops),
-                               "fewer ranks, or a larger chunk (--chunk)");
+                               "fewer ranks (the plan has a transfer per pair of ranks), or fewer chunks "
+                               "(--chunk) where blocks are larger than one");
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);
     const ElemRange own = alltoall_block(spec, r);
