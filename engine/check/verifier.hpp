@@ -8,9 +8,10 @@
 //      sums (as a 64-bit fingerprint plus a count) and the element index it came from. Allreduce: every rank
 //      ends with every element reduced over all ranks exactly once; reduce_scatter: its block; allgather:
 //      block b from rank b; broadcast: the root's data; reduce: the reduction at the root; alltoall: block b
-//      from block r of rank b.
+//      from block r of rank b; gather: allgather's at the root; scatter: its block of the root's input;
+//      sendrecv: rank r − 1's input.
 // It runs both out-of-place and in-place (input and output aliased as in NCCL), since backends may do either;
-// a collective without an in-place form (alltoall) out-of-place only.
+// a collective without an in-place form (alltoall, sendrecv) out-of-place only.
 // docs/algorithms.md says how it stays fast at millions of ops.
 #pragma once
 

@@ -121,10 +121,9 @@ double busbw_factor(Collective c, int world_size) {
     case Collective::Gather:    // the root's own block stays
     case Collective::Scatter:
       return n > 1 ? (n - 1) / n : 0;
-    case Collective::SendRecv:  // every rank sends its whole buffer once
-      return 1;
     case Collective::Broadcast:
     case Collective::Reduce:
+    case Collective::SendRecv:  // every rank sends its whole buffer once
       return 1;
   }
   return 1;

@@ -76,10 +76,11 @@ inline ElemRange partition(ElemRange range, int parts, int index) {
 
 std::uint64_t input_count(const CollectiveSpec& spec, int rank);
 std::uint64_t output_count(const CollectiveSpec& spec, int rank);
-// Where, in its output, rank r holds a defined result (empty for non-root ranks of reduce).
+// Where, in its output, rank r holds a defined result (empty for non-root ranks of reduce and gather).
 ElemRange result_range(const CollectiveSpec& spec, int rank);
 // Whether the collective combines its ranks' data with a ReduceOp (allreduce, reduce_scatter, reduce); the
-// others move data only (allgather, broadcast, alltoall), and nccl-tests prints "none" as their redop.
+// others move data only (allgather, broadcast, alltoall, gather, scatter, sendrecv), and nccl-tests prints
+// "none" as their redop.
 bool reduces(Collective c);
 // Whether the spec's root matters (broadcast, reduce, gather, scatter).
 bool is_rooted(Collective c);

@@ -214,7 +214,7 @@ class Bench {
           verified = verify_compact(std::move(*planned.schedule));
           schedule = own_row(verified->compact(), world_.rank());
         }
-        // A collective without an in-place form (alltoall) prints n/a there, as nccl-tests prints it.
+        // A collective without an in-place form (alltoall, sendrecv) prints n/a there.
         const bool has_in_place = has_in_place_form(collective_);
         const Measured out = measure(spec, name, schedule, false),
                        in = has_in_place ? measure(spec, name, schedule, true) : Measured{};
