@@ -180,7 +180,8 @@ void run_sim(const SimArgs& args) {
                                     algbw,
                                     busbw,
                                     {},
-                                    {}});
+                                    {},
+                                    is_rooted(p.spec.collective) ? p.spec.root : -1});
     fmt::print("  {:>16} {:>12} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>12.2f} {:>8}\n",
                p.name == schedule.algorithm ? p.name : p.name + ":" + schedule.algorithm, count * elem, count,
                to_string(p.spec.dtype), redop_column(p.spec.collective, p.spec.op), total_s * 1e6, algbw,

@@ -159,6 +159,38 @@ TEST(NcclTestsLog, AlltoallOf2021WithABlankRedop) {
   }
 }
 
+// A rooted collective's rows name their root (nccl-tests -r): it is read, kept through -J, and compare plans
+// with it; a root the topology does not have is refused, saying so.
+TEST(NcclTestsLog, RootedRowsKeepTheirRoot) {
+  auto log_with_root = [](int root) {
+    return fmt::format(
+        "# Collective test starting: broadcast_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+        "algbw   "
+        "busbw #wrong\n"
+        "     1048576        262144     float    none    {:>4}    20.00   52.43   52.43      0    20.00   "
+        "52.43   "
+        "52.43      0\n",
+        root);
+  };
+  const NcclTestsLog log = parse_nccl_tests_text(log_with_root(3), "b.txt");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.collective, Collective::Broadcast);
+  EXPECT_EQ(log.rows[0].root, 3);
+  EXPECT_EQ(parse_nccl_tests_json(format_nccl_tests_json(log, {}), "b.json").rows[0].root, 3);
+  EXPECT_EQ(read_nccl_tests_log(data("all_reduce_current.txt")).rows[0].root, -1);
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  EXPECT_EQ(compare_with_model(log, t, std::nullopt, "nccl", {}, {}).rows.size(), 1u);
+  try {
+    compare_with_model(parse_nccl_tests_text(log_with_root(20), "far.txt"), t, std::nullopt, "nccl", {}, {});
+    ADD_FAILURE() << "accepted a root outside the topology";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("root 20 is not a rank of the 16 the topology has"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Logs as launchers pass them on: Open MPI's --tag-output and srun --label in front of every line, MPICH's
 // "[rank]" label in front of every write (so also inside rows printed in pieces), NCCL's INFO output written
 // into a row, and rows without the in-place group. The same four rows read back from each.

@@ -160,7 +160,16 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     // nccl-tests' size is the buffer its algbw divides (the whole output of an allgather, the whole input of
     // a reduce-scatter), which is cclab's count too.
     const std::uint64_t count = row.bytes / dtype_size_bytes(*dtype);
-    const CollectiveSpec spec = spec_for(topology, out.collective, count, *dtype, op, 0);
+    // A rooted collective's row names its root (nccl-tests -r); the others print -1.
+    int root = 0;
+    if (is_rooted(out.collective) && row.root >= 0) {
+      if (row.root >= world) {
+        ++passed_over[fmt::format("root {} is not a rank of the {} the topology has", row.root, world)];
+        continue;
+      }
+      root = row.root;
+    }
+    const CollectiveSpec spec = spec_for(topology, out.collective, count, *dtype, op, root);
     // NCCL prints an allgather's and a reduce-scatter's bytes per rank in some versions, the whole in others.
     auto tuned = by_size.find(row.bytes);
     if (tuned == by_size.end() &&

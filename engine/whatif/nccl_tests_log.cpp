@@ -410,6 +410,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     row.count = *number<std::uint64_t>(w[columns->count]);
     row.type = std::string(w[columns->type]);
     row.redop = columns->redop >= 0 ? std::string(w[columns->redop]) : "none";
+    if (columns->root >= 0) row.root = number<int>(w[columns->root]).value_or(-1);
     auto value = [&](int column, const char* name) {
       const auto v = number<double>(w[column]);
       if (!v || !std::isfinite(*v) || *v < 0) {
@@ -510,6 +511,9 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
       row.count = whole("count");
       row.type = r.at("type").get<std::string>();
       row.redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
+      if (r.contains("root") && r["root"].is_number_integer() && r["root"].get<std::int64_t>() >= 0 &&
+          r["root"].get<std::int64_t>() <= std::numeric_limits<int>::max())
+        row.root = static_cast<int>(r["root"].get<std::int64_t>());
       const auto& out = r.at("out_of_place");
       if (out.is_null()) continue;  // trace replays report in place only
       row.time_us = out.contains("time") ? out.at("time").get<double>() : out.at("cpu_time").get<double>();
@@ -582,7 +586,7 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
                        {"count", row.count},
                        {"type", row.type},
                        {"redop", row.redop},
-                       {"root", -1},
+                       {"root", row.root},
                        {"out_of_place", out},
                        {"in_place", in}});
     busbw_sum += row.busbw_GBps;

@@ -37,6 +37,7 @@ struct NcclTestsRow {
   double busbw_GBps = 0;
   std::optional<double> in_place_time_us;
   std::optional<IterationTimes> iterations;  // out of place; cclab bench only
+  int root = -1;  // "root": the root of broadcast, reduce, gather and scatter (nccl-tests -r); -1 for none
 };
 
 // What NCCL's tuner chose for one collective, from its INFO line (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,

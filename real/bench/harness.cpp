@@ -240,7 +240,9 @@ class Bench {
         // The row as the table above prints it (its redop too, as cclab sim writes it).
         log.rows.push_back(NcclTestsRow{spec.count * elem, spec.count, nccl_type_name(dtype_),
                                         std::string(redop_column(collective_, op_)), out.time_us,
-                                        algbw(out.time_us), r.busbw_out, in.time_us, out.iterations});
+                                        algbw(out.time_us), r.busbw_out,
+                                        has_in_place ? std::optional<double>(in.time_us) : std::nullopt,
+                                        out.iterations, rooted() ? args_.root : -1});
         results[name][bytes] = r;
       }
       print0("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
