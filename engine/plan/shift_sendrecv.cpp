@@ -14,9 +14,7 @@ Schedule shift_sendrecv(const CollectiveSpec& spec, int channels, std::uint64_t 
   s.params["channels"] = std::to_string(channels);
   if (plan_world_of_one(s)) return s;  // a rank that sends to itself: a copy
   const int world = spec.world_size;
-  std::vector<int> all(static_cast<std::size_t>(channels));
-  for (int c = 0; c < channels; ++c)
-    all[static_cast<std::size_t>(c)] = c;
+  const std::vector<int> all = peer_channels(0, 1, channels);  // the one peer takes every channel
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);
     for (const P2pPiece& p : p2p_pieces({0, spec.count}, Buffer::Input, all, chunk_elems))
