@@ -438,7 +438,7 @@ void NcclTransport::native_collective(const CollectiveSpec& spec, const void* in
       // rank's one, in a group; in place, a rank's block sits at its offset of the one buffer.
       const bool gather = spec.collective == Collective::Gather;
       call = gather ? "ncclSend/ncclRecv (gather)" : "ncclSend/ncclRecv (scatter)";
-      const std::byte* whole = gather ? out : (in_place ? out : static_cast<const std::byte*>(input));
+      const std::byte* whole = in_place ? out : static_cast<const std::byte*>(input);  // scatter's root
       const std::byte* mine = in_place ? out + block * m.rank * elem : static_cast<const std::byte*>(input);
       std::byte* into = in_place ? out + block * m.rank * elem : out;
       check_nccl(ncclGroupStart(), call, c.comm);
