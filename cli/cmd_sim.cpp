@@ -74,7 +74,7 @@ void run_sim(const SimArgs& args) {
         "-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME, auto or nccl");
   }
   NcclTestsLog log;
-  log.program = nccl_tests_program(probe.collective);
+  log.program = nccl_tests_program(probe.collective, names.size() == 1 ? names[0] : "");
   log.collective = probe.collective;
   log.ranks = probe.world_size;
   log.source = topology.name();

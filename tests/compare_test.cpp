@@ -159,6 +159,62 @@ TEST(NcclTestsLog, AlltoallOf2021WithABlankRedop) {
   }
 }
 
+// hypercube_perf: nccl-tests' allgather by recursive doubling (ncclSend/ncclRecv, a group per step). Its rows
+// have a blank redop and count one rank's block, as all_gather_perf's; compare reads them as allgather and
+// plans every row with `hypercube`, whatever the default algorithm, unless the user names one.
+// tests/data/nccl_tests/hypercube.txt is a format fixture we wrote (nccl-tests 2.17's layout), not a
+// measurement.
+TEST(NcclTestsLog, HypercubePerfIsAnAllgatherByHypercube) {
+  const NcclTestsLog log = read_nccl_tests_log(data("hypercube.txt"));
+  EXPECT_EQ(log.collective, Collective::AllGather);
+  EXPECT_EQ(log.program, "hypercube_perf");
+  ASSERT_EQ(log.rows.size(), 3u);
+  EXPECT_EQ(log.rows[1].bytes, 1048576u);
+  EXPECT_EQ(log.rows[1].count, 32768u);
+  EXPECT_EQ(log.rows[1].redop, "none");
+  EXPECT_EQ(log.rows[1].root, -1);
+  EXPECT_DOUBLE_EQ(log.rows[1].time_us, 40.50);
+  const LogChoice choice =
+      choice_for_log(log, std::nullopt, std::nullopt, std::nullopt, "nccl", Protocol::Auto);
+  EXPECT_EQ(choice.algorithm, "hypercube");
+  EXPECT_NE(choice.note.find("hypercube_perf runs the hypercube algorithm"), std::string::npos)
+      << choice.note;
+  EXPECT_EQ(
+      choice_for_log(log, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto).algorithm,
+      "ring");
+  const topo::Topology t = topo::make_preset("dgx_a100:1");
+  const Comparison c = compare_with_model(log, t, std::nullopt, choice.algorithm, {}, {});
+  ASSERT_EQ(c.rows.size(), 3u);
+  for (const ComparedRow& r : c.rows) {
+    EXPECT_EQ(r.algorithm, "hypercube");
+    // nccl-tests' busbw of hypercube_perf is a block's bytes · (P−1) / time, all_gather_perf's.
+    EXPECT_NEAR(r.predicted_busbw_GBps, r.measured.count * 4.0 * 7 / r.predicted_s / 1e9,
+                1e-9 * r.predicted_busbw_GBps);
+  }
+  // Programs by their names, wherever they were built and with or without MPI.
+  EXPECT_EQ(collective_of_program("/opt/nccl-tests/build/hypercube_perf_mpi"), Collective::AllGather);
+  EXPECT_EQ(algorithm_of_program("/opt/nccl-tests/build/hypercube_perf_mpi"), "hypercube");
+  EXPECT_EQ(collective_of_program("all_reduce_perf_mpi"), Collective::AllReduce);
+  EXPECT_EQ(algorithm_of_program("all_gather_perf"), "");
+  EXPECT_EQ(nccl_tests_program(Collective::AllGather), "all_gather_perf");
+  EXPECT_EQ(nccl_tests_program(Collective::AllGather, "hypercube"), "hypercube_perf");  // sim and bench -J
+  EXPECT_EQ(nccl_tests_program(Collective::AllGather, "ring"), "all_gather_perf");
+  // Six ranks: no hypercube (nccl-tests skips them too), said as the planner's reason.
+  const topo::Topology six = topo::make_preset("dgx_a100:1,gpus=6");
+  NcclTestsLog on_six = log;
+  on_six.ranks = 6;
+  EXPECT_THROW(
+      {
+        try {
+          compare_with_model(on_six, six, std::nullopt, "hypercube", {}, {});
+        } catch (const ConfigError& e) {
+          EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      ConfigError);
+}
+
 // A rooted collective's rows name their root (nccl-tests -r): it is read, kept through -J, and compare plans
 // with it; a root the topology does not have is refused, saying so.
 TEST(NcclTestsLog, RootedRowsKeepTheirRoot) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <set>
@@ -19,6 +20,7 @@
 #include "engine/plan/direct_rooted.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
+#include "engine/plan/hypercube_allgather.hpp"
 #include "engine/plan/pairwise_alltoall.hpp"
 #include "engine/plan/pat_allgather.hpp"
 #include "engine/plan/pat_reduce_scatter.hpp"
@@ -360,6 +362,70 @@ TEST(Cost, PointToPointCollectivesMatchTheirClosedForms) {
           shift, 1e-9 * shift)
           << p << " " << channels;
   }
+}
+
+// The hypercube allgather (nccl-tests' hypercube_perf): log2 P exchanges, each a kernel after the one before
+// it, so on a star step k pays its messages' α and its 2^k blocks: log2 P·α + (P−1)/P·S/B unchunked, on one
+// channel or split over four. Chunked, step k sends 2^k·K chunks one after another on a channel, so the
+// whole is K(P−1)·α + the bytes — which holds only if no step starts before the one before it ends: without
+// the stream's order a step would send the blocks it held already while the last ones still arrive.
+TEST(Cost, HypercubeAllgatherMatchesItsClosedForm) {
+  const double alpha = 5e-6, bandwidth = 12.5e9;
+  const CostParams params{.reduce_Bps = 0, .copy_Bps = 0};
+  for (int p : {2, 4, 8, 16}) {
+    const topo::Topology t = star(p, alpha / 2, bandwidth);
+    const std::uint64_t count = 4096ULL * p;
+    const double wire = (p - 1) * count * 4.0 / (p * bandwidth);
+    const int steps = std::countr_zero(static_cast<unsigned>(p));
+    for (int channels : {1, 4}) {
+      const Schedule h = hypercube_allgather(spec(Collective::AllGather, p, count), channels, 0);
+      const auto error = verify(h);
+      ASSERT_FALSE(error) << p << ": " << *error;
+      EXPECT_EQ(count_steps(h), steps) << p;
+      for (std::uint64_t bytes : bytes_sent_per_rank(h))
+        EXPECT_EQ(bytes, (p - 1) * count / p * 4) << p;
+      const double want = steps * alpha + wire;
+      EXPECT_NEAR(estimate_cost(h, t, params).total_s, want, 1e-9 * want) << p << " " << channels;
+    }
+    const std::uint64_t chunks = 4;
+    const Schedule chunked =
+        hypercube_allgather(spec(Collective::AllGather, p, count), 1, count / p / chunks);
+    const double want = chunks * (p - 1) * alpha + wire;
+    EXPECT_NEAR(estimate_cost(chunked, t, params).total_s, want, 1e-9 * want) << p;
+  }
+}
+
+// NCCL's send/receive path runs LL or Simple, never LL128 (src/enqueue.cc): the point-to-point plans are
+// their own family, which `auto` prices under those two and which refuses LL128 when asked for it.
+TEST(Cost, PointToPointRunsUnderLlOrSimpleOnly) {
+  EXPECT_EQ(algorithm_family(Collective::AllToAll, "pairwise"), AlgorithmFamily::P2p);
+  EXPECT_EQ(algorithm_family(Collective::Gather, "direct"), AlgorithmFamily::P2p);
+  EXPECT_EQ(algorithm_family(Collective::SendRecv, "shift"), AlgorithmFamily::P2p);
+  EXPECT_EQ(algorithm_family(Collective::AllGather, "hypercube"), AlgorithmFamily::P2p);
+  EXPECT_EQ(algorithm_family(Collective::AllGather, "ring"), AlgorithmFamily::Ring);
+  EXPECT_TRUE(family_runs(AlgorithmFamily::P2p, Protocol::LL));
+  EXPECT_TRUE(family_runs(AlgorithmFamily::P2p, Protocol::Simple));
+  EXPECT_FALSE(family_runs(AlgorithmFamily::P2p, Protocol::LL128));
+  EXPECT_THROW(protocol_constants(Protocol::LL128, AlgorithmFamily::P2p), ConfigError);
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  CostParams automatic;
+  automatic.protocol = Protocol::Auto;
+  // 256 KiB to 16 MiB: where a ring on Hopper runs LL128, the same bytes sent point to point do not.
+  for (std::uint64_t count : {std::uint64_t{1} << 16, std::uint64_t{1} << 20, std::uint64_t{1} << 22}) {
+    const Schedule shift =
+        shift_sendrecv(spec(Collective::SendRecv, 8, count), 24, chunk_elems(1 << 20, DType::F32));
+    std::set<Protocol> costed;
+    for (const ProtocolRun& r : estimate_cost_by_protocol(shift, t, automatic))
+      costed.insert(r.protocol);
+    EXPECT_EQ(costed, (std::set<Protocol>{Protocol::LL, Protocol::Simple})) << count;
+    const Schedule ring = to_explicit(ring_allgather(
+        spec(Collective::AllGather, 8, count), identity_rings(8, 24), chunk_elems(1 << 20, DType::F32)));
+    EXPECT_EQ(estimate_cost_by_protocol(ring, t, automatic).size(), 3u) << count;
+  }
+  CostParams ll128;
+  ll128.protocol = Protocol::LL128;
+  EXPECT_THROW(estimate_cost(shift_sendrecv(spec(Collective::SendRecv, 8, 1024), 1, 0), t, ll128),
+               ConfigError);
 }
 
 TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {

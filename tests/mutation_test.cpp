@@ -129,8 +129,9 @@ TEST(Mutation, VerifierKillsMutantsThatBreakTheResult) {
       const int world = static_cast<int>(t->gpus().size());
       // (an alltoall's count is P equal blocks)
       const std::uint64_t count = (5ULL * world + 3) * (a.collective == Collective::AllToAll ? world : 1);
-      originals.push_back(
-          a.plan(spec_for(*t, a.collective, count, DType::F32, ReduceOp::Sum, 1), *t, options));
+      const CollectiveSpec spec = spec_for(*t, a.collective, count, DType::F32, ReduceOp::Sum, 1);
+      if (!a.supports(spec, *t, options).ok) continue;  // the hypercube on five or six ranks
+      originals.push_back(a.plan(spec, *t, options));
       ASSERT_FALSE(verify(originals.back()));
     }
   }

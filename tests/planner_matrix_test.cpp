@@ -3,10 +3,12 @@
 // nodes.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "engine/check/verifier.hpp"
 #include "engine/plan/registry.hpp"
 #include "tests/harness.hpp"
@@ -24,7 +26,9 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const Algorithm& a : algorithms())
     for (int world : {1, 2, 3, 5, 7, 8, 11, 16, 24, 31, 64})
-      cases.push_back({&a, world});
+      // The hypercube exists for powers of two only (Planners.HypercubeRefusesOtherWorlds says so).
+      if (a.name != "hypercube" || std::has_single_bit(static_cast<unsigned>(world)))
+        cases.push_back({&a, world});
   return cases;
 }
 
@@ -112,6 +116,20 @@ TEST_P(PlannerMatrix, VerifiesAndComputesExactly) {
 
 INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerMatrix, ::testing::ValuesIn(all_cases()), case_name);
 
+// A world that is not a power of two has no hypercube: the registry says why before planning, and the planner
+// refuses to build one (a partner r XOR 2^k beyond the last rank).
+TEST(Planners, HypercubeRefusesOtherWorlds) {
+  const Algorithm& a = require_algorithm(Collective::AllGather, "hypercube");
+  for (int world : {3, 6, 12}) {
+    const topo::Topology t = testing::flat_topology(world);
+    const CollectiveSpec spec = spec_for(t, Collective::AllGather, 64, DType::F32);
+    const Support support = a.supports(spec, t, PlanOptions{});
+    EXPECT_FALSE(support.ok) << world;
+    EXPECT_NE(support.reason.find("power-of-two world"), std::string::npos) << support.reason;
+    EXPECT_THROW(a.plan(spec, t, PlanOptions{}), PlanError) << world;
+  }
+}
+
 // Worlds derived from presets with 1..8 nodes: multi-GPU nodes, several NICs, other fabrics.
 TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
   const std::vector<std::string> presets = {"dgx_a100:{},sharp=1", "dgx_h100:{},fabric=rail",
@@ -125,9 +143,10 @@ TEST(PresetWorlds, EveryAlgorithmOnEveryPreset) {
       const int world = static_cast<int>(t.gpus().size());
       for (const Algorithm& a : algorithms()) {
         // NVLS needs Hopper-or-later NVLink domains (tests/switch_ops_test.cpp says where it applies), PAT
-        // one GPU per node, CollNet SHARP switches, as in NCCL; every other planner runs everywhere.
-        const bool hardware_bound =
-            a.name.starts_with("nvls") || a.name == "pat" || a.name.starts_with("collnet");
+        // one GPU per node, CollNet SHARP switches, as in NCCL, the hypercube a power-of-two world; every
+        // other planner runs everywhere.
+        const bool hardware_bound = a.name.starts_with("nvls") || a.name == "pat" ||
+                                    a.name.starts_with("collnet") || a.name == "hypercube";
         if (hardware_bound && !a.supports(spec_for(t, a.collective, 1, DType::F32), t, options).ok) continue;
         check(a, t, 37ULL * world + 3, DType::F32, ReduceOp::Sum, world - 1, options);
         if (HasFatalFailure()) return;

@@ -41,7 +41,9 @@ void expect_rejected(const Schedule& s, const std::string& needle) {
 TEST(ScheduleJson, RoundTripKeepsEveryField) {
   const topo::Topology t = testing::flat_topology(5);
   for (const Algorithm& a : algorithms()) {
-    const Schedule s = a.plan(spec_for(t, a.collective, 23, DType::BF16, ReduceOp::Max, 2), t, PlanOptions{});
+    const CollectiveSpec spec = spec_for(t, a.collective, 23, DType::BF16, ReduceOp::Max, 2);
+    if (!a.supports(spec, t, PlanOptions{}).ok) continue;  // the hypercube: powers of two only
+    const Schedule s = a.plan(spec, t, PlanOptions{});
     const Schedule back = schedule_from_json(schedule_to_json(s));
     EXPECT_EQ(back.spec, s.spec);
     EXPECT_EQ(back.algorithm, s.algorithm);

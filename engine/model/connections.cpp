@@ -226,9 +226,9 @@ double ConnectionCosts::block_cap_Bps(RouteClass cls) const {
   // most what NCCL's search assumes per channel, of which each protocol then carries its payload share
   // (NCCL's bandwidth is channels x per-channel speed x the protocol's factor). Raw is cclab's own transport
   // on hosts.
-  const bool per_block =
-      protocol_ != Protocol::Raw && (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree ||
-                                     family_ == AlgorithmFamily::CollNetChain);
+  const bool per_block = protocol_ != Protocol::Raw &&
+                         (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree ||
+                          family_ == AlgorithmFamily::CollNetChain || family_ == AlgorithmFamily::P2p);
   if (!per_block || cls == RouteClass::Local) return std::numeric_limits<double>::infinity();
   return channel_speed_cap_Bps(topology_.gpu_arch(), cls == RouteClass::Network);
 }

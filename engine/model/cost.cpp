@@ -223,7 +223,9 @@ std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, A
   if (!family_runs(family, Protocol::LL)) return {Protocol::Simple};
   std::vector<Protocol> out;
   for (Protocol p : kNcclProtocols)
-    if ((allowed & protocol_bit(p)) && protocol_unavailable(p, crosses_pcie).empty()) out.push_back(p);
+    if (family_runs(family, p) && (allowed & protocol_bit(p)) &&
+        protocol_unavailable(p, crosses_pcie).empty())
+      out.push_back(p);
   if (out.empty()) out.push_back(Protocol::Simple);  // NCCL keeps Simple where nothing else runs
   return out;
 }

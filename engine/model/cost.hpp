@@ -76,8 +76,8 @@ struct ProtocolRun {
   RunResult run;
 };
 // The protocols `requested` stands for on connections that do (not) run over PCIe only: itself, or with Auto
-// those of LL, LL128 (where NCCL enables it) and Simple that `allowed` has (Simple where none is); Simple
-// alone for the Nvls family.
+// those of LL, LL128 (where NCCL enables it) and Simple that `allowed` has and the family runs (Simple where
+// none is): Simple alone for Nvls, Pat and CollNet, no LL128 for P2p.
 std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie,
                                         AlgorithmFamily family = AlgorithmFamily::Ring,
                                         unsigned allowed = kAllNcclProtocolBits);

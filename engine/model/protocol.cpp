@@ -83,6 +83,9 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
   if (algorithm == "pat") return AlgorithmFamily::Pat;
   if (algorithm == "collnet") return AlgorithmFamily::CollNet;
   if (algorithm == "collnet_chain") return AlgorithmFamily::CollNetChain;
+  if (collective == Collective::AllToAll || collective == Collective::Gather ||
+      collective == Collective::Scatter || collective == Collective::SendRecv || algorithm == "hypercube")
+    return AlgorithmFamily::P2p;
   return AlgorithmFamily::Ring;
 }
 
@@ -103,7 +106,7 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
       family == AlgorithmFamily::CollNetChain)
     return kNone;  // no per-channel table
   const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
-  if (family == AlgorithmFamily::Ring) {
+  if (family == AlgorithmFamily::Ring || family == AlgorithmFamily::P2p) {
     if (protocol == Protocol::LL) return ll_Bps;
     if (protocol == Protocol::LL128) return kLL128MaxPerChannel_GBps[row][scale] * 1e9;
     return kNone;
@@ -214,6 +217,10 @@ const ProtocolConstants& protocol_constants(Protocol protocol, AlgorithmFamily f
     if (protocol == Protocol::Simple) return *constants;
     throw ConfigError(fmt::format("{} runs under simple only, not {}: NCCL has no LL or LL128 {} kernels",
                                   name, to_string(protocol), kernels));
+  }
+  if (family == AlgorithmFamily::P2p && protocol == Protocol::LL128) {
+    throw ConfigError(
+        "point-to-point transfers run under ll or simple, not ll128: NCCL's send/receive path has no LL128");
   }
   const bool tree = family == AlgorithmFamily::Tree;
   switch (protocol) {

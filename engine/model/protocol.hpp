@@ -42,15 +42,19 @@ inline constexpr unsigned kAllNcclProtocolBits = 7u;
 // has no LL or LL128 NVLS kernels), Pat for PAT allgather (Simple only), Ring for everything else — NCCL's
 // rings, and the algorithms it lacks (halving-doubling, hierarchical, chains), whose point-to-point steps are
 // ring-like sends; CollNet for in-network reduction with direct messages inside nodes (CollNetDirect), and
-// CollNetChain with a chain inside (SHARP; both Simple only).
-enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet, CollNetChain };
+// CollNetChain with a chain inside (SHARP; both Simple only); P2p for what NCCL runs as grouped ncclSend/
+// ncclRecv (alltoall, gather, scatter, sendrecv, hypercube_perf's allgather): ring-like messages on ring-like
+// channels, but LL or Simple only, since NCCL's p2p path picks one of those two per transfer (LL up to
+// NCCL_P2P_LL_THRESHOLD, 16 KiB, per channel; src/enqueue.cc) and has no LL128.
+enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet, CollNetChain, P2p };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
-// Whether NCCL has kernels of `family` for `protocol` (Nvls and Pat: Simple only; Raw, cclab's own, runs
-// everything).
+// Whether NCCL has kernels of `family` for `protocol` (Nvls, Pat and CollNet: Simple only; P2p: no LL128;
+// Raw, cclab's own, runs everything).
 inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
   const bool simple_only = family == AlgorithmFamily::Nvls || family == AlgorithmFamily::Pat ||
                            family == AlgorithmFamily::CollNet || family == AlgorithmFamily::CollNetChain;
+  if (family == AlgorithmFamily::P2p) return protocol != Protocol::LL128;
   return !simple_only || protocol == Protocol::Simple || protocol == Protocol::Raw;
 }
 

@@ -19,6 +19,7 @@
 #include "engine/plan/direct_rooted.hpp"
 #include "engine/plan/halving_doubling_allreduce.hpp"
 #include "engine/plan/hierarchical_allreduce.hpp"
+#include "engine/plan/hypercube_allgather.hpp"
 #include "engine/plan/leader_allreduce.hpp"
 #include "engine/plan/nvls_allgather.hpp"
 #include "engine/plan/nvls_allreduce.hpp"
@@ -86,6 +87,16 @@ Support equal_blocks(const CollectiveSpec& spec, const Topology& t, const PlanOp
     return Support::no(fmt::format("an alltoall's count ({} elements) must be a multiple of its {} ranks",
                                    spec.count, spec.world_size));
   }
+  return Support::yes();
+}
+
+// Hypercube: a partner per bit of the rank, so a power-of-two world (nccl-tests' hypercube_perf skips
+// others).
+Support power_of_two_world(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
+  if (auto s = needs_world(spec, t); !s.ok) return s;
+  if ((spec.world_size & (spec.world_size - 1)) != 0)
+    return Support::no(
+        fmt::format("the hypercube needs a power-of-two world ({} ranks here)", spec.world_size));
   return Support::yes();
 }
 
@@ -331,6 +342,13 @@ std::vector<Algorithm> make_registry() {
         return explicit_plan(planners::pat_allgather(s));
       });
   list.back().nccl = "PAT";
+  // Not one of NCCL's allgather algorithms: what nccl-tests' hypercube_perf builds from ncclSend/ncclRecv.
+  add("hypercube", Collective::AllGather,
+      "recursive doubling: log2 P grouped exchanges with rank r XOR 2^k (nccl-tests' hypercube_perf)",
+      power_of_two_world, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::hypercube_allgather(
+            s, channels_or(o, planners::default_ring_channels(t)), chunk_of(o, s)));
+      });
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(

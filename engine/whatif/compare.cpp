@@ -22,6 +22,13 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
   c.algorithm = algorithm.value_or(fallback_algorithm);
   c.protocol = protocol.value_or(fallback_protocol);
   if (!collective) collective = log.collective;
+  // hypercube_perf runs its own allgather whatever NCCL_ALGO says (it calls ncclSend and ncclRecv only).
+  const std::string_view own = algorithm_of_program(log.program);
+  if (!algorithm && !own.empty()) {
+    algorithm = std::string(own);
+    c.algorithm = *algorithm;
+    c.note += fmt::format(", {} runs the {} algorithm", log.program, own);
+  }
   if (!algorithm && !log.nccl_algo.empty() && collective) {
     // The value is NCCL's name in any case ("nvls" across nodes is NCCL's NVLS there: nvls_sharp); spelled as
     // the registry spells NCCL's names, it selects what NCCL runs under it.

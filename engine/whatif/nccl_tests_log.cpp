@@ -22,7 +22,19 @@ constexpr std::pair<Collective, std::string_view> kProgramNames[] = {
     {Collective::AllGather, "all_gather"}, {Collective::Broadcast, "broadcast"},
     {Collective::Reduce, "reduce"},        {Collective::AllToAll, "alltoall"},
     {Collective::Gather, "gather"},        {Collective::Scatter, "scatter"},
-    {Collective::SendRecv, "sendrecv"}};
+    {Collective::SendRecv, "sendrecv"},    {Collective::AllGather, "hypercube"}};
+// The programs that run one algorithm of their own rather than NCCL's collective (hypercube_perf: an
+// allgather by recursive doubling, ncclSend/ncclRecv per step), and the planner that is that algorithm.
+constexpr std::pair<std::string_view, std::string_view> kProgramAlgorithms[] = {{"hypercube", "hypercube"}};
+
+// "build/all_reduce_perf_mpi" -> "all_reduce".
+std::string_view program_stem(std::string_view program) {
+  if (const auto slash = program.find_last_of('/'); slash != std::string_view::npos)
+    program.remove_prefix(slash + 1);
+  if (program.ends_with("_mpi")) program.remove_suffix(4);
+  if (program.ends_with("_perf")) program.remove_suffix(5);
+  return program;
+}
 constexpr std::pair<DType, std::string_view> kTypeNames[] = {
     {DType::F32, "float"}, {DType::F16, "half"}, {DType::BF16, "bfloat16"}};
 
@@ -157,13 +169,17 @@ std::string without_rank_labels(std::string_view row) {
 }  // namespace
 
 std::optional<Collective> collective_of_program(std::string_view program) {
-  if (const auto slash = program.find_last_of('/'); slash != std::string_view::npos)
-    program.remove_prefix(slash + 1);
-  if (program.ends_with("_perf")) program.remove_suffix(5);
-  if (program.ends_with("_mpi")) program.remove_suffix(4);
+  program = program_stem(program);
   for (const auto& [collective, name] : kProgramNames)
     if (program == name) return collective;
   return std::nullopt;
+}
+
+std::string_view algorithm_of_program(std::string_view program) {
+  program = program_stem(program);
+  for (const auto& [name, algorithm] : kProgramAlgorithms)
+    if (program == name) return algorithm;
+  return {};
 }
 
 std::optional<DType> dtype_of_nccl_type(std::string_view type) {
@@ -541,7 +557,10 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
   return log;
 }
 
-std::string nccl_tests_program(Collective collective) {
+std::string nccl_tests_program(Collective collective, std::string_view algorithm) {
+  for (const auto& [program, own] : kProgramAlgorithms)
+    if (!algorithm.empty() && own == algorithm && collective_of_program(program) == collective)
+      return std::string(program) + "_perf";
   for (const auto& [c, name] : kProgramNames)
     if (c == collective) return std::string(name) + "_perf";
   return "unknown_perf";

@@ -109,14 +109,20 @@ std::string format_nccl_tests_json(const NcclTestsLog& log, const std::vector<st
 // The same rows as CSV: size,count,type,redop,time_us,algbw_GBps,busbw_GBps (a header line first), and
 // time_min_us,time_p50_us,time_p99_us where the rows have iteration times.
 std::string format_nccl_tests_csv(const NcclTestsLog& log);
-// AllReduce -> "all_reduce_perf": the nccl-tests program that measures the collective.
-std::string nccl_tests_program(Collective collective);
+// AllReduce -> "all_reduce_perf": the nccl-tests program that measures the collective; with the algorithm
+// that ran, the program that runs that algorithm where one does (AllGather by "hypercube" ->
+// "hypercube_perf"), so that compare plans a written log's rows as they ran. (cclab's algbw column stays
+// bytes / time; nccl-tests prints hypercube_perf's busbw there.)
+std::string nccl_tests_program(Collective collective, std::string_view algorithm = {});
 // F32 -> "float", F16 -> "half", BF16 -> "bfloat16", ... as nccl-tests names its types.
 std::string nccl_tests_type(DType dtype);
 
-// "all_reduce_perf" (or a path ending in it, or "all_reduce") -> AllReduce; nullopt for collectives cclab
-// does not plan (alltoall, sendrecv, ...).
+// "all_reduce_perf" (or a path ending in it, "all_reduce_perf_mpi", or "all_reduce") -> AllReduce;
+// "hypercube_perf" -> AllGather; nullopt for a program cclab does not know.
 std::optional<Collective> collective_of_program(std::string_view program);
+// The algorithm a program runs whatever NCCL would choose: "hypercube" for hypercube_perf (its own recursive
+// doubling from ncclSend/ncclRecv); empty for the programs that call NCCL's collectives.
+std::string_view algorithm_of_program(std::string_view program);
 // "float" -> F32, "half" -> F16, "bfloat16" -> BF16; nullopt for the others.
 std::optional<DType> dtype_of_nccl_type(std::string_view type);
 

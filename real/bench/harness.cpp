@@ -171,7 +171,7 @@ class Bench {
     if (logging && names_.size() != 1)
       throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
     NcclTestsLog log;
-    log.program = nccl_tests_program(collective_);
+    log.program = nccl_tests_program(collective_, names_.size() == 1 ? names_[0] : "");
     log.collective = collective_;
     log.ranks = world_.size();
     log.source = topology_spec_;
