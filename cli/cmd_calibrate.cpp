@@ -11,9 +11,11 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/transports.hpp"
+#include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "engine/whatif/compare.hpp"
@@ -153,9 +155,15 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
       "{} "
       "link model fitted to them, efficiency {:.4f} (was {:.4f}), overhead {} per message (was {}); "
       "median |error| {:.1f}% before, {:.1f}% after.\n",
-      fit.rows, logs.size(), choice->algorithm, choice->note, topo::to_string(fit.kind), fit.after.efficiency,
-      fit.before.efficiency, format_time(fit.after.overhead_s), format_time(fit.before.overhead_s),
-      100 * fit.median_error_before, 100 * fit.median_error_after);
+      fit.rows, logs.size(),
+      // NCCL's names select cclab's planners of the same name: say more only where a selection became
+      // another.
+      fit.planned.size() == 1 && ascii_lowercase(fit.planned[0]) == ascii_lowercase(choice->algorithm)
+          ? choice->algorithm
+          : fmt::format("{} (rows planned with {})", choice->algorithm, fmt::join(fit.planned, ", ")),
+      choice->note, topo::to_string(fit.kind), fit.after.efficiency, fit.before.efficiency,
+      format_time(fit.after.overhead_s), format_time(fit.before.overhead_s), 100 * fit.median_error_before,
+      100 * fit.median_error_after);
   std::ofstream out(args.out);
   out << header << topo::dump_topology_yaml(*topology);
   if (!out) throw ConfigError(fmt::format("{}: cannot write the calibrated topology", args.out));

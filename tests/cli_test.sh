@@ -142,6 +142,9 @@ if "$cclab" sim --help >/dev/null 2>&1; then
   check sim-json 0 "nccl-tests JSON written" -- "$cclab" sim --topology dgx_h100:2 --algo ring --channels 1 -b 1KiB -e 64MiB -f 64 -J "$dir/sim.json" --csv "$dir/sim.csv"
   check sim-json-compare 0 "median \|error\|: 0\.[0-9]% over 3 sizes" -- "$cclab" compare "$dir/sim.json" --topology dgx_h100:2 --algo ring --channels 1
   check sim-csv 0 "^size,count,type,redop,time_us" -- head -1 "$dir/sim.csv"
+  # calibrate's header names what the rows were planned with where the selection became another planner.
+  check sim-alltoall-json 0 "nccl-tests JSON written" -- "$cclab" sim --topology dgx_h100:1 --collective alltoall --algo pairwise -b 1MiB -e 64MiB -f 8 -J "$dir/a2a.json"
+  check calibrate-alltoall 0 "with algorithm ring \(rows planned with pairwise\)" -- "$cclab" calibrate --from-nccl-tests "$dir/a2a.json" --topology dgx_h100:1 --out "$dir/a2a.yaml"
   # The hypercube's rows are written as hypercube_perf's, which compare plans with the hypercube unasked.
   check sim-hypercube-json 0 "nccl-tests JSON written" -- "$cclab" sim --topology dgx_h100:1 --collective allgather --algo hypercube --channels 1 -b 1KiB -e 64MiB -f 64 -J "$dir/cube.json"
   check sim-hypercube-compare 0 "hypercube_perf runs the hypercube algorithm.*median \|error\|: 0\.[0-9]% over 3 sizes" -- bash -c "'$cclab' compare '$dir/cube.json' --topology dgx_h100:1 --channels 1 | tr '\n' ' '"

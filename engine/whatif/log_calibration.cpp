@@ -104,7 +104,12 @@ LogFit fit_link_model(const std::vector<NcclTestsLog>& logs, topo::Topology& top
     fit.after = fit.before;
   }
   topology.set_link_model(fit.kind, fit.after);
-  fit.median_error_after = median_error(compare_all());
+  const std::vector<Comparison> after = compare_all();
+  fit.median_error_after = median_error(after);
+  for (const Comparison& c : after)
+    for (const ComparedRow& r : c.rows)
+      if (std::find(fit.planned.begin(), fit.planned.end(), r.algorithm) == fit.planned.end())
+        fit.planned.push_back(r.algorithm);
   return fit;
 }
 

@@ -25,6 +25,9 @@ struct LogFit {
   topo::LinkModel before, after;
   double median_error_before = 0, median_error_after = 0;  // median |predicted/measured - 1| over all rows
   int rows = 0;
+  // The algorithms the rows were planned with in the end, each once, in the order met: what a selection
+  // ("ring" read as NCCL's Ring, "nccl") became (an alltoall log under Ring: pairwise).
+  std::vector<std::string> planned;
 };
 
 // The kind fit_link_model fits on this topology.
