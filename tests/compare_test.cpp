@@ -191,6 +191,16 @@ TEST(NcclTestsLog, HypercubePerfIsAnAllgatherByHypercube) {
     EXPECT_NEAR(r.predicted_busbw_GBps, r.measured.count * 4.0 * 7 / r.predicted_s / 1e9,
                 1e-9 * r.predicted_busbw_GBps);
   }
+  // Its -J file names the program in "args" and no redop (an empty string).
+  const NcclTestsLog json = parse_nccl_tests_json(
+      R"({"args": ["./build/hypercube_perf", "-J", "h.json"], "results": [{"size": 1048576, "count": 32768,
+          "type": "float", "redop": "", "root": "    -1", "out_of_place": {"time": 40.5, "alg_bw": 22.65,
+          "bus_bw": 22.65, "nwrong": 0}}]})",
+      "h.json");
+  EXPECT_EQ(json.collective, Collective::AllGather);
+  ASSERT_EQ(json.rows.size(), 1u);
+  EXPECT_EQ(json.rows[0].redop, "none");
+  EXPECT_EQ(compare_with_model(json, t, std::nullopt, "hypercube", {}, {}).rows.size(), 1u);
   // Programs by their names, wherever they were built and with or without MPI.
   EXPECT_EQ(collective_of_program("/opt/nccl-tests/build/hypercube_perf_mpi"), Collective::AllGather);
   EXPECT_EQ(algorithm_of_program("/opt/nccl-tests/build/hypercube_perf_mpi"), "hypercube");

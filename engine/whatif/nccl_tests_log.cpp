@@ -404,7 +404,8 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
                                     source, line_no));
     }
     // nccl-tests of 2021 printed an alltoall row with its redop cell blank under a header that names the
-    // column: a number where the reduction's name belongs is that blank (no reduction is named by a number).
+    // column, and hypercube_perf still does: a number where the reduction's name belongs is that blank (no
+    // reduction is named by a number).
     if (columns->redop >= 0 && columns->redop < static_cast<int>(w.size()) &&
         number<double>(w[columns->redop]))
       w.insert(w.begin() + columns->redop, std::string_view("none"));
@@ -526,7 +527,9 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
       row.bytes = whole("size");
       row.count = whole("count");
       row.type = r.at("type").get<std::string>();
-      row.redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
+      row.redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "";
+      // hypercube_perf names no redop (an empty string), as the text table's blank cell: nothing reduced.
+      if (row.redop.empty()) row.redop = "none";
       if (r.contains("root") && r["root"].is_number_integer() && r["root"].get<std::int64_t>() >= 0 &&
           r["root"].get<std::int64_t>() <= std::numeric_limits<int>::max())
         row.root = static_cast<int>(r["root"].get<std::int64_t>());
