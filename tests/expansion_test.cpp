@@ -26,6 +26,7 @@
 #include "common/memory.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/ir/schedule_json.hpp"
+#include "engine/plan/hypercube_allgather.hpp"
 #include "engine/plan/patterns.hpp"
 #include "engine/plan/registry.hpp"
 #include "engine/plan/ring_pattern.hpp"
@@ -388,6 +389,29 @@ TEST(MemoryGuard, RefusesToExpandPastTheBudget) {
   }
   EXPECT_THROW(check_compact(s, VerifyDepth::All), ConfigError);
   EXPECT_EQ(check_compact(s), std::nullopt);  // the compact checks need no expansion
+  set_memory_budget_bytes(0);
+}
+
+// Plans whose every rank ends with a block of every other (hypercube and PAT allgather, alltoall) count
+// the verifier's P² blocks, not only their ops: 1,024 ranks with a handful of ops each are refused within a
+// budget their ops alone fit (1,024² blocks at 160 bytes: 168 MB), and planned within one that holds both.
+TEST(MemoryGuard, BlockExchangesCountTheBlocksTheyVerify) {
+  const topo::Topology t = testing::flat_topology(1024);
+  const CollectiveSpec spec = spec_for(t, Collective::AllGather, 1024, DType::F32);
+  const std::uint64_t ops = planners::hypercube_allgather_ops(spec, 1, 0);
+  ASSERT_LT(ops * kExplicitBytesPerOp, std::uint64_t{64} << 20);
+  for (const char* name : {"hypercube", "pat"}) {
+    set_memory_budget_bytes(std::uint64_t{64} << 20);
+    try {
+      (void)find_algorithm(Collective::AllGather, name)->compact(spec, t, PlanOptions{});
+      ADD_FAILURE() << name << " planned on 1,024 ranks within 64 MiB";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("1048576 blocks to verify"), std::string::npos) << e.what();
+    }
+    set_memory_budget_bytes(std::uint64_t{512} << 20);
+    EXPECT_NO_THROW((void)find_algorithm(Collective::AllGather, name)->compact(spec, t, PlanOptions{}))
+        << name;
+  }
   set_memory_budget_bytes(0);
 }
 

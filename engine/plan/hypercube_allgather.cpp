@@ -44,6 +44,19 @@ class Writers {
 
 }  // namespace
 
+std::uint64_t hypercube_allgather_ops(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems) {
+  const std::uint64_t world = std::max(1, spec.world_size), lanes = std::max(1, channels);
+  const std::uint64_t block = spec.count / world + 1;
+  // A transfer of `elems` is cut into a part per channel, each in pipeline chunks.
+  auto pieces = [&](std::uint64_t elems) {
+    return lanes * static_cast<std::uint64_t>(chunk_rounds(elems / lanes + 1, chunk_elems));
+  };
+  std::uint64_t per_rank = pieces(block);  // the own block's copy
+  for (std::uint64_t mask = 1; mask < world; mask <<= 1)
+    per_rank += 2 * pieces(mask * block);  // a send and a receive of 2^k blocks
+  return world * per_rank;
+}
+
 Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems) {
   Schedule s = empty_schedule(spec, "hypercube");
   channels = std::max(1, channels);
@@ -52,6 +65,10 @@ Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint
   const int world = spec.world_size;
   if (world < 1 || (world & (world - 1)) != 0)
     throw PlanError(fmt::format("the hypercube allgather needs a power-of-two world, not {} ranks", world));
+  const std::uint64_t ops = hypercube_allgather_ops(spec, channels, chunk_elems);
+  require_block_exchange_fits(spec, ops, "the hypercube allgather",
+                              "fewer ranks, or fewer chunks (--chunk): the plan is explicit, every rank's "
+                              "program built and checked");
   const std::vector<int> all = peer_channels(0, 1, channels);  // a step's one peer takes every channel
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);

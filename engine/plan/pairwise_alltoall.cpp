@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include <fmt/format.h>
-
-#include "common/memory.hpp"
 #include "engine/ir/compact.hpp"
 #include "engine/plan/patterns.hpp"
 
@@ -26,10 +23,9 @@ Schedule pairwise_alltoall(const CollectiveSpec& spec, int channels, std::uint64
       static_cast<std::uint64_t>(world) *
       (2 * static_cast<std::uint64_t>(world) * per_peer *
        static_cast<std::uint64_t>(chunk_rounds(alltoall_block(spec, 0).count, chunk_elems)));
-  require_within_memory_budget(ops * kExplicitBytesPerOp,
-                               fmt::format("the pairwise alltoall on {} ranks (about {} ops)", world, ops),
-                               "fewer ranks (the plan has a transfer per pair of ranks), or fewer chunks "
-                               "(--chunk) where blocks are larger than one");
+  require_block_exchange_fits(spec, ops, "the pairwise alltoall",
+                              "fewer ranks (the plan has a transfer per pair of ranks), or fewer chunks "
+                              "(--chunk) where blocks are larger than one");
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);
     const ElemRange own = alltoall_block(spec, r);

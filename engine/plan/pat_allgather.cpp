@@ -10,6 +10,11 @@ namespace cclab::planners {
 Schedule pat_allgather(const CollectiveSpec& spec) {
   Schedule s = empty_schedule(spec, "pat");
   const int world = spec.world_size;
+  // A copy, then per distance a send and a receive of at most two chunks (a run of blocks may wrap).
+  const auto distances = static_cast<std::uint64_t>(bruck_distances(world).size());
+  require_block_exchange_fits(spec, static_cast<std::uint64_t>(world) * (1 + 4 * distances),
+                              "the PAT allgather",
+                              "fewer ranks: the plan is explicit, every rank's program built and checked");
   auto blocks = [&](int first, int n) { return wrapped_blocks(spec.count, world, first, n, Buffer::Output); };
   for (int r = 0; r < world; ++r) {
     ProgramBuilder b(s.ranks[r]);

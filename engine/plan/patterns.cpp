@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/memory.hpp"
 
 namespace cclab::planners {
 
@@ -40,6 +41,15 @@ std::vector<P2pPiece> p2p_pieces(ElemRange range, Buffer buffer, const std::vect
       out.push_back({channels[j], round_chunk(part, rounds, k, buffer)});
   }
   return out;
+}
+
+void require_block_exchange_fits(const CollectiveSpec& spec, std::uint64_t ops, std::string_view what,
+                                 std::string_view way_out) {
+  const auto world = static_cast<std::uint64_t>(std::max(1, spec.world_size));
+  require_within_memory_budget(
+      ops * kExplicitBytesPerOp + world * world * kVerifierBytesPerBlock,
+      fmt::format("{} on {} ranks (about {} ops, {} blocks to verify)", what, world, ops, world * world),
+      way_out);
 }
 
 std::vector<int> bruck_distances(int world) {

@@ -349,6 +349,10 @@ std::vector<Algorithm> make_registry() {
         return explicit_plan(planners::hypercube_allgather(
             s, channels_or(o, planners::default_ring_channels(t)), chunk_of(o, s)));
       });
+  list.back().unplanned_ops = [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+    return planners::hypercube_allgather_ops(s, channels_or(o, planners::default_ring_channels(t)),
+                                             chunk_of(o, s));
+  };
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
         return explicit_plan(
