@@ -46,8 +46,11 @@ std::vector<P2pPiece> p2p_pieces(ElemRange range, Buffer buffer, const std::vect
 void require_block_exchange_fits(const CollectiveSpec& spec, std::uint64_t ops, std::string_view what,
                                  std::string_view way_out) {
   const auto world = static_cast<std::uint64_t>(std::max(1, spec.world_size));
+  // Past 2^24 ranks the product would wrap; no budget holds that many blocks anyway.
+  const std::uint64_t block_bytes =
+      world > (std::uint64_t{1} << 24) ? UINT64_MAX / 2 : world * world * kVerifierBytesPerBlock;
   require_within_memory_budget(
-      ops * kExplicitBytesPerOp + world * world * kVerifierBytesPerBlock,
+      std::min(ops, UINT64_MAX / 4 / kExplicitBytesPerOp) * kExplicitBytesPerOp + block_bytes,
       fmt::format("{} on {} ranks (about {} ops, {} blocks to verify)", what, world, ops, world * world),
       way_out);
 }
