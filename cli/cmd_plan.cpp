@@ -113,7 +113,12 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
     const double algbw = total_s > 0 ? s.spec.bytes() / total_s / 1e9 : 0;
     fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s   protocol {}{}\n", format_time(total_s),
                algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size),
-               to_string(modelled->protocol), others.empty() ? "" : fmt::format(" (others: {})", others));
+               to_string(modelled->protocol),
+               !others.empty() ? fmt::format(" (others: {})", others)
+               : cost.protocol == Protocol::Auto &&
+                       algorithm_family(s.spec.collective, s.algorithm) == AlgorithmFamily::P2p
+                   ? " (NCCL's send/receive rule: LL up to 16 KiB a transfer per channel)"
+                   : "");
   }
   if (!args.dump.empty()) {
     save_compact_file(s, args.dump);

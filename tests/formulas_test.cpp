@@ -417,7 +417,8 @@ TEST(Cost, PointToPointRunsUnderLlOrSimpleOnly) {
     std::set<Protocol> costed;
     for (const ProtocolRun& r : estimate_cost_by_protocol(shift, t, automatic))
       costed.insert(r.protocol);
-    EXPECT_EQ(costed, (std::set<Protocol>{Protocol::LL, Protocol::Simple})) << count;
+    // NCCL's per-transfer rule (the test below): these transfers are past LL's 16 KiB.
+    EXPECT_EQ(costed, (std::set<Protocol>{Protocol::Simple})) << count;
     const Schedule ring = to_explicit(ring_allgather(
         spec(Collective::AllGather, 8, count), identity_rings(8, 24), chunk_elems(1 << 20, DType::F32)));
     EXPECT_EQ(estimate_cost_by_protocol(ring, t, automatic).size(), 3u) << count;
@@ -426,6 +427,64 @@ TEST(Cost, PointToPointRunsUnderLlOrSimpleOnly) {
   ll128.protocol = Protocol::LL128;
   EXPECT_THROW(estimate_cost(shift_sendrecv(spec(Collective::SendRecv, 8, 1024), 1, 0), t, ll128),
                ConfigError);
+}
+
+// NCCL decides a point-to-point transfer's protocol by its size, not by a cost (src/enqueue.cc,
+// addP2pToPlan): LL when the transfer is at most 16 KiB per channel, on channels counted from parts of at
+// least 64 KiB on NVLink and across nodes (16 KiB on a PCIe node). So an alltoall of 32 KiB blocks runs under
+// Simple on an H100 node even where LL would be faster, and `auto` costs what NCCL runs.
+TEST(Cost, PointToPointProtocolIsNcclsPerTransferRule) {
+  constexpr std::uint64_t KiB = 1024;
+  // Channels: one per 64 KiB (NVLink node, or across nodes) or 16 KiB (PCIe node) up to the peer's channels.
+  EXPECT_EQ(nccl_p2p_channels(8 * KiB, 1, true, 4), 1);
+  EXPECT_EQ(nccl_p2p_channels(128 * KiB, 1, true, 4), 2);
+  EXPECT_EQ(nccl_p2p_channels(64 * KiB * KiB, 1, true, 4), 4);
+  EXPECT_EQ(nccl_p2p_channels(64 * KiB, 1, false, 4), 4);
+  EXPECT_EQ(nccl_p2p_channels(1024 * KiB, 2, true, 8), 8);
+  EXPECT_EQ(nccl_p2p_channels(0, 2, true, 8), 1);
+  EXPECT_EQ(nccl_p2p_protocol(16 * KiB, 1, true, 8), Protocol::LL);
+  EXPECT_EQ(nccl_p2p_protocol(16 * KiB + 4, 1, true, 8), Protocol::Simple);
+  EXPECT_EQ(nccl_p2p_protocol(16 * KiB, 4, true, 8), Protocol::LL);
+  EXPECT_EQ(nccl_p2p_protocol(32 * KiB, 4, true, 8), Protocol::Simple);
+  EXPECT_EQ(nccl_p2p_protocol(64 * KiB, 1, false, 4), Protocol::LL);  // 16 KiB on each of 4 channels
+  EXPECT_EQ(nccl_p2p_protocol(64 * KiB + 4, 1, false, 4), Protocol::Simple);
+
+  const topo::Topology node = topo::make_preset("dgx_h100:1");
+  CostParams automatic, ll;
+  automatic.protocol = Protocol::Auto;
+  ll.protocol = Protocol::LL;
+  auto alltoall = [](std::uint64_t block_bytes) {
+    return pairwise_alltoall(spec(Collective::AllToAll, 8, 8 * block_bytes / 4), 16, 0);
+  };
+  auto costed = [&](const Schedule& s, const topo::Topology& t, const CostParams& p) {
+    std::vector<Protocol> out;
+    for (const ProtocolRun& r : estimate_cost_by_protocol(s, t, p))
+      out.push_back(r.protocol);
+    return out;
+  };
+  EXPECT_EQ(costed(alltoall(16 * KiB), node, automatic), std::vector<Protocol>{Protocol::LL});
+  const Schedule blocks_32k = alltoall(32 * KiB);
+  EXPECT_EQ(costed(blocks_32k, node, automatic), std::vector<Protocol>{Protocol::Simple});
+  // The rule, not the cost, decided: LL alone would have been faster there.
+  EXPECT_LT(estimate_cost(blocks_32k, node, ll).total_s, estimate_cost(blocks_32k, node, automatic).total_s);
+  // Across two nodes the same threshold holds.
+  const topo::Topology two = topo::make_preset("dgx_h100:2");
+  auto alltoall16 = [](std::uint64_t block_bytes) {
+    return pairwise_alltoall(spec(Collective::AllToAll, 16, 16 * block_bytes / 4), 16, 0);
+  };
+  EXPECT_EQ(costed(alltoall16(16 * KiB), two, automatic), std::vector<Protocol>{Protocol::LL});
+  EXPECT_EQ(costed(alltoall16(64 * KiB), two, automatic), std::vector<Protocol>{Protocol::Simple});
+  // A run that left LL out (NCCL_PROTO=Simple in its log) gets Simple at any size.
+  CostParams no_ll = automatic;
+  no_ll.auto_protocols = protocol_bit(Protocol::Simple);
+  EXPECT_EQ(costed(alltoall(16 * KiB), node, no_ll), std::vector<Protocol>{Protocol::Simple});
+  // The compact form's costing follows the same rule.
+  const CompactSchedule compact =
+      require_algorithm(Collective::AllToAll, "pairwise")
+          .compact(spec_for(node, Collective::AllToAll, 8 * 8 * KiB, DType::F32), node, {});
+  const std::vector<ProtocolRun> runs = estimate_compact_cost_by_protocol(compact, node, automatic);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].protocol, Protocol::Simple);  // 32 KiB blocks
 }
 
 TEST(Cost, PipelinedChainBroadcastMatchesTextbookPipeline) {

@@ -546,8 +546,7 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
   costs.finish();
   const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);
   std::vector<ProtocolRun> runs;
-  for (Protocol p :
-       protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family(), params.auto_protocols)) {
+  for (Protocol p : protocols_for(costs, params)) {
     costs.use_protocol(p);
     runs.push_back({p, time_compact(s, costs, params)});
     runs.back().run.bytes_sent = bytes_sent;

@@ -183,6 +183,26 @@ void ConnectionCosts::finish(Protocol protocol) {
   use_protocol(protocol);
 }
 
+ConnectionCosts::Transfer ConnectionCosts::largest_transfer() const {
+  struct Pair {
+    std::uint64_t bytes = 0;
+    std::unordered_set<int> channels;
+  };
+  std::unordered_map<std::uint64_t, Pair> pairs;  // by from << 24 | to
+  for (const auto& [k, e] : connections_) {
+    const std::uint64_t pair = k >> 16;
+    if ((pair >> 24) == (pair & 0xffffff)) continue;
+    Pair& p = pairs[pair];
+    p.bytes += e.bytes;
+    p.channels.insert(static_cast<int>(k & 0xffff) / lanes_);
+  }
+  Transfer out;
+  for (const auto& [pair, p] : pairs)
+    if (p.bytes > out.bytes || (p.bytes == out.bytes && static_cast<int>(p.channels.size()) > out.channels))
+      out = {p.bytes, static_cast<int>(p.channels.size())};
+  return out;
+}
+
 std::uint64_t ConnectionCosts::stream_key(std::uint64_t port_key, bool in_network) const {
   const int rank = static_cast<int>(port_key >> 16), ir_channel = static_cast<int>(port_key & 0xffff);
   return ConnectionCosts::port_key(rank, 2 * (ir_channel / lanes_) + (in_network ? 1 : 0));

@@ -131,6 +131,17 @@ class ConnectionCosts {
   double busiest_link_s() const { return busiest_link_wire_s_ / constants().wire_efficiency; }
   // The earliest any schedule over these connections can end: its launch, then its busiest link's time.
   double link_floor_s() const { return constants().launch_s + busiest_link_s(); }
+  // The nodes the declared connections span (after finish()).
+  int nodes() const { return nodes_; }
+  // The most bytes one rank sends another over the whole schedule, and the network channels they go on:
+  // where every pair of ranks exchanges once (alltoall, gather, scatter, sendrecv, the hypercube's steps),
+  // the largest point-to-point transfer and the channels the schedule gives its peer. A rank's copies to
+  // itself are not transfers. Zeros without connections between ranks.
+  struct Transfer {
+    std::uint64_t bytes = 0;
+    int channels = 0;
+  };
+  Transfer largest_transfer() const;
   std::size_t size() const { return connections_.size(); }
 
   // The keys connections and switch ports are kept by, for walks that keep state per connection or port:

@@ -230,6 +230,18 @@ std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie, A
   return out;
 }
 
+std::vector<Protocol> protocols_for(const ConnectionCosts& costs, const CostParams& params) {
+  if (params.protocol != Protocol::Auto || costs.family() != AlgorithmFamily::P2p)
+    return protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family(), params.auto_protocols);
+  const ConnectionCosts::Transfer t = costs.largest_transfer();
+  Protocol p = nccl_p2p_protocol(t.bytes, costs.nodes(), !costs.crosses_pcie(), t.channels);
+  if (!(params.auto_protocols & protocol_bit(p)))
+    p = p == Protocol::LL && (params.auto_protocols & protocol_bit(Protocol::Simple))   ? Protocol::Simple
+        : p == Protocol::Simple && (params.auto_protocols & protocol_bit(Protocol::LL)) ? Protocol::LL
+                                                                                        : Protocol::Simple;
+  return {p};
+}
+
 ProtocolRun cheapest(std::vector<ProtocolRun> runs) {
   CCLAB_ENFORCE(!runs.empty(), "no protocol was costed");
   std::size_t best = 0;
@@ -261,8 +273,7 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
   }
   const CostParams rates = per_channel_rates(params, schedule.num_network_channels());
   std::vector<ProtocolRun> runs;
-  for (Protocol p :
-       protocols_to_cost(params.protocol, costs.crosses_pcie(), costs.family(), params.auto_protocols)) {
+  for (Protocol p : protocols_for(costs, params)) {
     costs.use_protocol(p);
     // The launch cost delays every rank's first op.
     const std::vector<double> launch(schedule.spec.world_size, costs.constants().launch_s);

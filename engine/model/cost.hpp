@@ -21,6 +21,8 @@
 
 namespace cclab {
 
+class ConnectionCosts;  // engine/model/connections.hpp
+
 struct CostParams {
   // Reduction throughput per GPU in bytes of result per second, shared by the collective's channels
   // (per_channel_rates below). Default: about a third of A100 HBM2e bandwidth (1.6 TB/s), since a reduction
@@ -81,6 +83,13 @@ struct ProtocolRun {
 std::vector<Protocol> protocols_to_cost(Protocol requested, bool crosses_pcie,
                                         AlgorithmFamily family = AlgorithmFamily::Ring,
                                         unsigned allowed = kAllNcclProtocolBits);
+// The protocols to cost a schedule over `costs` (finished) under: protocols_to_cost, except that where
+// params.protocol is Auto a point-to-point schedule (AlgorithmFamily::P2p) gets the one protocol NCCL's rule
+// gives its largest transfer (nccl_p2p_protocol; the other of LL and Simple where params.auto_protocols
+// leaves that one out), since NCCL picks a transfer's protocol by its size and not by a cost model. The
+// hypercube's steps double in size, so NCCL may run its first ones under LL and its last under Simple; one
+// protocol per schedule takes the largest step's.
+std::vector<Protocol> protocols_for(const ConnectionCosts& costs, const CostParams& params);
 // The cheapest of the runs (the first on a tie, so NCCL's order decides).
 ProtocolRun cheapest(std::vector<ProtocolRun> runs);
 

@@ -89,6 +89,29 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
   return AlgorithmFamily::Ring;
 }
 
+int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int channels) {
+  constexpr std::uint64_t KiB = 1024;
+  const std::uint64_t chunk = nodes > 1 ? 128 * KiB : all_nvlink ? 512 * KiB : 128 * KiB;
+  const std::uint64_t min_part = nodes > 1 ? chunk / 2 : chunk / 8;
+  const std::uint64_t max_part = nodes > 1 ? chunk : chunk * 32;
+  channels = std::max(1, channels);
+  if (bytes == 0) return 1;
+  auto div_up = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  int n = static_cast<int>(std::min<std::uint64_t>(channels, div_up(bytes, min_part)));
+  std::uint64_t part = std::max(min_part, div_up(bytes, n));
+  while (part > max_part && n <= channels / 2) {
+    n *= 2;
+    part = div_up(bytes, n);
+  }
+  return n;
+}
+
+Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels) {
+  constexpr std::uint64_t kP2pLLThreshold = 16384;  // NCCL_P2P_LL_THRESHOLD's default
+  const auto n = static_cast<std::uint64_t>(nccl_p2p_channels(bytes, nodes, all_nvlink, channels));
+  return bytes <= n * kP2pLLThreshold ? Protocol::LL : Protocol::Simple;
+}
+
 double nvls_efficiency(topo::GpuArch arch) {
   constexpr double kByArch[4] = {0.0, 0.0, 0.85, 0.74};  // Volta, Ampere, Hopper, Blackwell
   return kByArch[static_cast<int>(arch)];

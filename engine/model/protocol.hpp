@@ -49,6 +49,20 @@ inline constexpr unsigned kAllNcclProtocolBits = 7u;
 enum class AlgorithmFamily { Ring, Tree, Nvls, Pat, CollNet, CollNetChain, P2p };
 AlgorithmFamily algorithm_family(Collective collective, std::string_view algorithm);
 
+// NCCL's channels and protocol for one point-to-point transfer of `bytes` (NCCL 2.30, src/enqueue.cc,
+// addP2pToPlan), which it decides per transfer rather than by a cost model: the transfer is cut in parts of
+// at least minPart and at most maxPart bytes, one per channel, from p2pChunkSize (NCCL_P2P_NET_CHUNKSIZE 128
+// KiB across nodes, NCCL_P2P_NVL_CHUNKSIZE 512 KiB where a node's GPUs are all on NVLink,
+// NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise; src/init.cc): minPart is half of it across nodes and an eighth
+// inside one, maxPart all of it across nodes and 32 times it inside one. It starts on min(channels, bytes /
+// minPart) channels and doubles them while a part exceeds maxPart and `channels` (p2pnChannelsPerPeer; here
+// the channels the schedule gives the peer) allows; then LL if the transfer is at most NCCL_P2P_LL_THRESHOLD
+// (16 KiB) per channel, else Simple. Across nodes and on NVLink that is LL up to 16 KiB a transfer; on a PCIe
+// node, up to 16 KiB per channel. (GB200's doubled network chunk on Arm hosts moves the channel count, not
+// this threshold.)
+int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
+Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
+
 // Whether NCCL has kernels of `family` for `protocol` (Nvls, Pat and CollNet: Simple only; P2p: no LL128;
 // Raw, cclab's own, runs everything).
 inline bool family_runs(AlgorithmFamily family, Protocol protocol) {
