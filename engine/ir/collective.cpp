@@ -104,6 +104,16 @@ ElemRange alltoall_block(const CollectiveSpec& spec, int block) {
   return {static_cast<std::uint64_t>(block) * size, size};
 }
 
+std::optional<std::string> alltoall_blocks_problem(const CollectiveSpec& spec) {
+  if (spec.collective != Collective::AllToAll || spec.world_size < 1 ||
+      spec.count % static_cast<std::uint64_t>(spec.world_size) == 0)
+    return std::nullopt;
+  return fmt::format(
+      "an alltoall's count ({} elements) must be a multiple of its {} ranks: block b of every "
+      "rank goes to rank b",
+      spec.count, spec.world_size);
+}
+
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
   if (input_is_block(spec.collective) || output_is_block(spec.collective))
     return partition(spec.count, spec.world_size, rank).offset;

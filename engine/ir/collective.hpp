@@ -95,6 +95,9 @@ std::string_view redop_column(Collective c, ReduceOp op);
 bool has_in_place_form(Collective c);
 // Block b of an alltoall's buffers (count / P elements from b · count / P).
 ElemRange alltoall_block(const CollectiveSpec& spec, int block);
+// Why the spec's alltoall has no such blocks (its count is not a multiple of its ranks), or nullopt: what the
+// verifier and the planners' support check both say.
+std::optional<std::string> alltoall_blocks_problem(const CollectiveSpec& spec);
 // For in-place runs: where the input lives inside the output (allgather: the rank's block), or the output
 // inside the input (reduce_scatter: the rank's block); the same offset 0 otherwise.
 std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank);

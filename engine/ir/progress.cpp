@@ -101,12 +101,7 @@ std::optional<std::string> check_structure(const Schedule& s, Matching& matching
   if (is_rooted(s.spec.collective) && (s.spec.root < 0 || s.spec.root >= world)) {
     return fmt::format("root {} is not a rank of a world of {}", s.spec.root, world);
   }
-  if (s.spec.collective == Collective::AllToAll && s.spec.count % static_cast<std::uint64_t>(world) != 0) {
-    return fmt::format(
-        "an alltoall's count ({}) must be a multiple of its {} ranks: block b of every rank "
-        "goes to rank b",
-        s.spec.count, world);
-  }
+  if (auto problem = alltoall_blocks_problem(s.spec)) return problem;
   matching.partner.assign(world, {});
   // recvs[b][(a, c)]: ids of b's receives from a on channel c, in program order.
   std::vector<std::unordered_map<std::uint64_t, std::vector<OpId>>> recvs(world);

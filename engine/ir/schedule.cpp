@@ -143,6 +143,9 @@ OpId ProgramBuilder::recv_reduce(int peer, int channel, Chunk src, Chunk dst, st
 OpId ProgramBuilder::recv(int peer, int channel, Chunk dst, Deps deps) {
   return program_.add(make_op(OpKind::Recv, peer, channel, {}, dst), std::span(deps.begin(), deps.size()));
 }
+OpId ProgramBuilder::recv(int peer, int channel, Chunk dst, std::span<const OpId> deps) {
+  return program_.add(make_op(OpKind::Recv, peer, channel, {}, dst), deps);
+}
 OpId ProgramBuilder::recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps) {
   return program_.add(make_op(OpKind::RecvReduce, peer, channel, src, dst),
                       std::span(deps.begin(), deps.size()));

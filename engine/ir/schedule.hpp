@@ -161,6 +161,7 @@ class ProgramBuilder {
   OpId send(int peer, int channel, Chunk src, Deps deps = {});
   OpId send(int peer, int channel, Chunk src, std::span<const OpId> deps);
   OpId recv(int peer, int channel, Chunk dst, Deps deps = {});
+  OpId recv(int peer, int channel, Chunk dst, std::span<const OpId> deps);
   OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, Deps deps = {});
   OpId recv_reduce(int peer, int channel, Chunk src, Chunk dst, std::span<const OpId> deps);
   // Local ops belong to a channel too: they start in that channel's order, with the transfers they feed.

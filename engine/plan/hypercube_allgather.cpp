@@ -112,12 +112,7 @@ Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint
       for (const P2pPiece& p : p2p_pieces(block_run(spec, coming, mask), Buffer::Output, all, chunk_elems)) {
         deps.clear();
         step_deps(p.channel);
-        Op recv;
-        recv.kind = OpKind::Recv;
-        recv.peer = partner;
-        recv.channel = static_cast<std::uint16_t>(p.channel);
-        recv.dst = p.chunk;
-        last_recv[p.channel] = b.add(recv, deps);
+        last_recv[p.channel] = b.recv(partner, p.channel, p.chunk, deps);
         received.emplace_back(p.chunk, last_recv[p.channel]);
       }
       for (const auto& [chunk, op] : received)

@@ -83,10 +83,7 @@ Support uniform_nodes(const CollectiveSpec& spec, const Topology& t, const PlanO
 // Alltoall: P equal blocks.
 Support equal_blocks(const CollectiveSpec& spec, const Topology& t, const PlanOptions&) {
   if (auto s = needs_world(spec, t); !s.ok) return s;
-  if (spec.count % static_cast<std::uint64_t>(spec.world_size) != 0) {
-    return Support::no(fmt::format("an alltoall's count ({} elements) must be a multiple of its {} ranks",
-                                   spec.count, spec.world_size));
-  }
+  if (auto problem = alltoall_blocks_problem(spec)) return Support::no(*problem);
   return Support::yes();
 }
 
