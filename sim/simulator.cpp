@@ -751,7 +751,8 @@ void require_lone_switch_ports(const CompactSchedule& s, const topo::Topology& t
 RunResult run_patterns(const CompactSchedule& s, const topo::Topology& t, const SimParams& params) {
   const auto engine = start_engine();
   const int world = s.world_size();
-  ConnectionCosts costs(t, s.params.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm));
+  ConnectionCosts costs(t, s.params.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm),
+                        s.spec.bytes(), s.spec.world_size);
   declare_connections(s, costs);
   costs.finish(params.protocol);
   std::vector<std::vector<FlowGroup>> phases;

@@ -764,7 +764,7 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
     int channels;  // what the line says it ran on (0: not said, the default)
   };
   const std::vector<Size> sizes = {
-      {4096, "[0] NCCL INFO AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}", "tree",
+      {65536, "[0] NCCL INFO AllReduce: 65536 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}", "tree",
        Protocol::LL, 2},
       {1 << 20, "[0] NCCL INFO 1048576 Bytes -> Algo 1 proto 1 time 31.500000", "ring", Protocol::LL128, 0},
       {64 << 20,
@@ -790,16 +790,17 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
   }
   const NcclTestsLog log = parse_nccl_tests_text(text, "tuned");
   ASSERT_EQ(log.tuned.size(), 5u);
-  EXPECT_EQ(log.tuned.at(4096).algorithm, "Tree");
+  EXPECT_EQ(log.tuned.at(65536).algorithm, "Tree");
   EXPECT_EQ(log.tuned.at(1 << 20).algorithm, "Ring");  // index 1
   EXPECT_EQ(log.tuned.at(1 << 20).protocol, "LL128");
   EXPECT_EQ(log.tuned.at(64 << 20).algorithm, "NVLSTree");
-  EXPECT_EQ(log.tuned.at(4096).channels, 2);
+  EXPECT_EQ(log.tuned.at(65536).channels, 2);
   EXPECT_EQ(log.tuned.at(1 << 20).channels, 0);  // the older line does not say
-  {  // the channel counts matter here: the tree on its default channels takes another time
+  {  // the channel counts matter here: the tree on its default channels takes another time (at 64 KiB NCCL's
+     // tree LL runs up to 16 thread blocks, so the 2 of the line bind; at 4 KiB it runs one on any count)
     CostParams ll;
     ll.protocol = Protocol::LL;
-    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 4096 / 4, DType::F32);
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, 65536 / 4, DType::F32);
     PlanOptions two;
     two.channels = 2;
     const double on_two = Selector(ll).choose(spec, t, "tree", two).time_s;
@@ -831,8 +832,8 @@ TEST(Compare, NcclsTunerLinesChooseEachSizesAlgorithmAndProtocol) {
   const LogChoice ring =
       choice_for_log(log, std::nullopt, std::string("ring"), std::nullopt, "nccl", Protocol::Auto);
   EXPECT_EQ(ring.by_size.size(), 5u);
-  EXPECT_EQ(ring.by_size.at(4096).algorithm, "ring");
-  EXPECT_EQ(ring.by_size.at(4096).protocol, Protocol::LL);
+  EXPECT_EQ(ring.by_size.at(65536).algorithm, "ring");
+  EXPECT_EQ(ring.by_size.at(65536).protocol, Protocol::LL);
 }
 
 // calibrate --from-nccl-tests, round trip: logs written from a topology whose bounding link has another

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
 #include "engine/model/compact_cost.hpp"
+#include "engine/model/connections.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/lower_bound.hpp"
 #include "engine/plan/chain_broadcast.hpp"
@@ -547,7 +549,9 @@ TEST(Cost, ProtocolsMatchTheirClosedForms) {
 // NCCL's LL and LL128 ceilings per GPU architecture: a bandwidth-bound ring under LL reaches llMaxBws (the
 // bus bandwidth of the whole ring) and under LL128 perChMaxRingLL128Bws per channel, no more; with the
 // architecture unknown, nothing caps them. Values: NCCL 2.30 tuning.cc (Hopper one node 141 GB/s LL, 36.7
-// GB/s per channel LL128; Ampere 87.7; two Hopper nodes 45).
+// GB/s per channel LL128; Ampere 87.7). Across nodes NCCL reads LL's ceiling by host CPU, not by GPU: two
+// nodes of Intel hosts (DGX H100) 39, of AMD hosts (DGX A100, or the H100 nodes said to have AMD hosts) 22.5;
+// the Hopper row's own 45 is never read.
 TEST(Cost, ProtocolCeilingsFollowTheGpuArchitecture) {
   auto busbw = [](const topo::Topology& t, Protocol protocol) {
     CostParams params;
@@ -562,8 +566,11 @@ TEST(Cost, ProtocolCeilingsFollowTheGpuArchitecture) {
     double ll_GBps, ll128_per_channel_GBps;
   };
   for (const Case& c :
-       {Case{"dgx_h100:1", 141.0, 36.7}, Case{"dgx_a100:1", 87.7, 20.0}, Case{"dgx_h100:2", 45.0, 36.7}}) {
-    topo::Topology t = topo::make_preset(c.preset);
+       {Case{"dgx_h100:1", 141.0, 36.7}, Case{"dgx_a100:1", 87.7, 20.0}, Case{"dgx_h100:2", 39.0, 36.7},
+        Case{"dgx_a100:2", 22.5, 20.0}, Case{"dgx_h100:2 amd", 22.5, 36.7}}) {
+    const std::string name = c.preset;
+    topo::Topology t = topo::make_preset(name.substr(0, name.find(' ')));
+    if (name.ends_with(" amd")) t.set_host_cpu(topo::HostCpu::Amd);
     const auto [ll, channels] = busbw(t, Protocol::LL);
     EXPECT_LE(ll, c.ll_GBps * 1e9 * (1 + 1e-9)) << c.preset;
     EXPECT_GT(ll, 0.9 * c.ll_GBps * 1e9) << c.preset;  // 1 GiB is bandwidth-bound: the ceiling binds
@@ -573,6 +580,54 @@ TEST(Cost, ProtocolCeilingsFollowTheGpuArchitecture) {
     EXPECT_GT(busbw(t, Protocol::LL).first, 1.2 * ll) << c.preset << ": no architecture, no ceiling";
     EXPECT_GE(busbw(t, Protocol::LL128).first, ll128) << c.preset;
   }
+}
+
+// NCCL runs a small ring or tree collective on fewer thread blocks than it has channels (enqueue.cc,
+// topoGetAlgoInfo): one per 4 KiB times the ranks under a ring's LL, 4 KiB under a tree's, 5 KiB under LL128
+// and 32 KiB under Simple. The α-β model holds the schedule's channels to that many blocks' speed together.
+TEST(Cost, SmallCollectivesRunOnFewerThreadBlocks) {
+  constexpr std::uint64_t KiB = 1024;
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL, 32 * KiB, 8, 24), 1);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL, 256 * KiB, 8, 24), 8);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL, 256 * KiB, 64, 24), 1);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL, KiB * KiB * KiB, 8, 24), 24);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL128, 50 * KiB, 8, 24), 10);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::Simple, 64 * KiB, 8, 24), 2);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Tree, Protocol::LL, 16 * KiB, 16, 8), 4);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::LL, 8, 8, 24), 1);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Nvls, Protocol::Simple, 8, 8, 16), 16);
+  EXPECT_EQ(nccl_collective_channels(AlgorithmFamily::Ring, Protocol::Raw, 8, 8, 16), 16);
+
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  const double block_Bps = channel_speed_cap_Bps(topo::GpuArch::Hopper, false);
+  auto block_cap = [&](std::uint64_t bytes, Protocol protocol, bool sized) {
+    const CompactSchedule ring =
+        require_algorithm(Collective::AllReduce, "ring")
+            .compact(spec_for(t, Collective::AllReduce, bytes / 4, DType::F32), t, {});
+    ConnectionCosts costs(t, 1, AlgorithmFamily::Ring, sized ? ring.spec.bytes() : 0, ring.world_size());
+    declare_connections(ring, costs);
+    costs.finish(protocol);
+    return std::pair{costs.block_cap_Bps(RouteClass::NvLink), ring.num_channels()};
+  };
+  const auto [simple_64k, channels] = block_cap(64 * KiB, Protocol::Simple, true);
+  ASSERT_GT(channels, 2);
+  EXPECT_DOUBLE_EQ(simple_64k, block_Bps * 2 / channels);
+  EXPECT_DOUBLE_EQ(block_cap(64 * KiB, Protocol::LL128, true).first,
+                   block_Bps * std::min(12, channels) / channels);
+  EXPECT_DOUBLE_EQ(block_cap(64 * KiB, Protocol::Simple, false).first, block_Bps);  // size not given
+  EXPECT_DOUBLE_EQ(block_cap(KiB * KiB * KiB, Protocol::Simple, true).first, block_Bps);
+  // Priced end to end, 32 KiB under LL (one block) takes at least its launch and its bus bytes at one block's
+  // LL payload rate.
+  CostParams ll;
+  ll.protocol = Protocol::LL;
+  const CompactSchedule ring = require_algorithm(Collective::AllReduce, "ring")
+                                   .compact(spec_for(t, Collective::AllReduce, 8 * KiB, DType::F32), t, {});
+  const double seconds = estimate_compact_cost(ring, t, ll).total_s;
+  const double bus_bytes = 2.0 * 7 / 8 * 32 * KiB;
+  EXPECT_GT(
+      seconds,
+      protocol_constants(Protocol::LL, AlgorithmFamily::Ring).launch_s +
+          bus_bytes / (block_Bps * protocol_constants(Protocol::LL, AlgorithmFamily::Ring).wire_efficiency));
 }
 
 // NCCL prices its tree kernels with their own row of constants (tuning.cc): a tree allreduce pays the tree's

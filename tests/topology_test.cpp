@@ -484,6 +484,11 @@ TEST(Yaml, RoundTrip) {
   EXPECT_NE(a100.find("gpu_arch: ampere"), std::string::npos) << a100;
   EXPECT_EQ(parse_topology_yaml(a100).gpu_arch(), GpuArch::Ampere);
   EXPECT_EQ(make_preset("pcie_server:1").gpu_arch(), std::nullopt);  // a generic GPU: no NCCL ceilings
+  EXPECT_NE(a100.find("host_cpu: amd"), std::string::npos) << a100;
+  EXPECT_EQ(parse_topology_yaml(a100).host_cpu(), HostCpu::Amd);
+  EXPECT_EQ(make_preset("dgx_h100:1").host_cpu(), HostCpu::Intel);
+  EXPECT_EQ(make_preset("gb200_nvl72:1").host_cpu(), HostCpu::Arm);
+  EXPECT_EQ(make_preset("pcie_server:1").host_cpu(), std::nullopt);
   EXPECT_NE(a100.find("bandwidth: 300GB/s, latency: 0.3us"), std::string::npos) << a100;
   EXPECT_NE(a100.find("bandwidth: 31.507692307692306GB/s"), std::string::npos) << a100;
 }
@@ -534,6 +539,12 @@ TEST(YamlErrors, GpuArch) {
   EXPECT_EQ(parse_topology_yaml(replace(kValid, "name: tiny", "name: tiny\ngpu_arch: hopper")).gpu_arch(),
             GpuArch::Hopper);
   expect_error(replace(kValid, "name: tiny", "name: tiny\ngpu_arch: kepler"), "t.yaml:2: gpu_arch");
+}
+TEST(YamlErrors, HostCpu) {
+  EXPECT_EQ(parse_topology_yaml(replace(kValid, "name: tiny", "name: tiny\nhost_cpu: amd")).host_cpu(),
+            HostCpu::Amd);
+  EXPECT_EQ(parse_topology_yaml(kValid).host_cpu(), std::nullopt);
+  expect_error(replace(kValid, "name: tiny", "name: tiny\nhost_cpu: sparc"), "t.yaml:2: host_cpu");
 }
 TEST(YamlErrors, VertexKind) {
   expect_error(replace(kValid, "kind: nvswitch, node", "kind: hub, node"), "t.yaml:5: vertices[2].kind");

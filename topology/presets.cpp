@@ -179,6 +179,7 @@ struct NvSwitchNode {
   double nic_Bps = 0;
   double pcie_Bps = 0;
   GpuArch arch = GpuArch::Hopper;
+  HostCpu host = HostCpu::Intel;
 };
 
 Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode& node,
@@ -189,6 +190,7 @@ Topology nvswitch_nodes(const std::string& model, int nodes, const NvSwitchNode&
         fmt::format("{}: nics must be >= 1 with more than one node (got {})", model, node.nics));
   Topology t(fmt::format("{}:{}", model, nodes));
   t.set_gpu_arch(node.arch);
+  t.set_host_cpu(node.host);
   const int switches = std::max(1, node.gpus / 2);
   std::vector<std::vector<VertexId>> nics(nodes);
   for (int n = 0; n < nodes; ++n) {
@@ -240,6 +242,7 @@ Topology dgx1(const std::string& model, int nodes, bool volta, double nic_Bps, i
     throw ConfigError(fmt::format("{}: nics must be >= 1 with more than one node (got 0)", model));
   Topology t(fmt::format("{}:{}", model, nodes));
   t.set_gpu_arch(GpuArch::Volta);               // NCCL's constants for everything before sm_80, P100 included
+  t.set_host_cpu(HostCpu::Intel);               // 2 x Xeon E5-2698 v4 (DGX-1 datasheet)
   const double link_Bps = volta ? 25e9 : 20e9;  // NVLink2 / NVLink1, per link per direction
   constexpr double kPcieGen3x16_Bps = 16 * 8e9 * 128.0 / 130.0 / 8;
   // What GPU peer traffic gets across the two Broadwell sockets' QPI: NCCL's QPI_BW (src/graph/topo.h).
@@ -420,12 +423,14 @@ struct NvSwitchModel {
 };
 const std::array<NvSwitchModel, 5>& nvswitch_models() {
   static const std::array<NvSwitchModel, 5> models{{
-      // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4.
+      // A100 SXM: 12 NVLink3 x 25 GB/s = 300 GB/s per direction; 8 x ConnectX-6 HDR 200 Gb/s; PCIe Gen4;
+      // 2 x AMD EPYC 7742 hosts (DGX A100 user guide).
       {"dgx_a100",
        "8 x A100 on NVSwitch (300 GB/s per GPU per direction), 8 x HDR 200 Gb/s NICs behind 4 PCIe Gen4 "
        "switches",
-       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere}},
-      // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5.
+       {8, 8, 300e9, 200e9 / 8, kPcieGen4x16_Bps, GpuArch::Ampere, HostCpu::Amd}},
+      // H100 SXM: 18 NVLink4 x 25 GB/s = 450 GB/s per direction; 8 x ConnectX-7 NDR 400 Gb/s; PCIe Gen5;
+      // 2 x Intel Xeon Platinum 8480C hosts (DGX H100 user guide; the DGX H200 has the same board).
       {"dgx_h100",
        "8 x H100 on NVSwitch (450 GB/s per GPU per direction), 8 x NDR 400 Gb/s NICs behind 4 PCIe Gen5 "
        "switches",
@@ -436,17 +441,17 @@ const std::array<NvSwitchModel, 5>& nvswitch_models() {
        "8 x H200 on NVSwitch (450 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
        {8, 8, 450e9, 400e9 / 8, kPcieGen5x16_Bps, GpuArch::Hopper}},
       // B200: 18 NVLink5 x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional); 8 x ConnectX-7
-      // 400 Gb/s compute ports (DGX B200 datasheet).
+      // 400 Gb/s compute ports, 2 x Intel Xeon Platinum 8570 hosts (DGX B200 datasheet).
       {"dgx_b200",
        "8 x B200 on NVSwitch (NVLink5, 900 GB/s per GPU per direction), 8 x 400 Gb/s NICs, PCIe Gen5",
-       {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps, GpuArch::Blackwell}},
+       {8, 8, 900e9, 400e9 / 8, kPcieGen5x16_Bps, GpuArch::Blackwell, HostCpu::Intel}},
       // GB200 NVL72: 72 B200 GPUs in one NVLink domain (NVLink5 through the rack's NVLink switch trays,
-      // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network (NVIDIA
-      // GB200 NVL72 product page). A node here is a rack.
+      // 900 GB/s per GPU per direction); one 400 Gb/s ConnectX-7 per GPU for the scale-out network; Grace
+      // (Arm) hosts (NVIDIA GB200 NVL72 product page). A node here is a rack.
       {"gb200_nvl72",
        "a GB200 NVL72 rack per node: 72 B200 in one NVLink domain (900 GB/s per GPU per direction), "
        "one 400 Gb/s NIC per GPU",
-       {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps, GpuArch::Blackwell}},
+       {72, 72, 900e9, 400e9 / 8, kPcieGen5x16_Bps, GpuArch::Blackwell, HostCpu::Arm}},
   }};
   return models;
 }

@@ -44,6 +44,8 @@ constexpr std::array<std::pair<GpuArch, std::string_view>, 4> kGpuArchs{{{GpuArc
                                                                          {GpuArch::Ampere, "ampere"},
                                                                          {GpuArch::Hopper, "hopper"},
                                                                          {GpuArch::Blackwell, "blackwell"}}};
+constexpr std::array<std::pair<HostCpu, std::string_view>, 3> kHostCpus{
+    {{HostCpu::Intel, "intel"}, {HostCpu::Amd, "amd"}, {HostCpu::Arm, "arm"}}};
 
 // Route cost of one hop in integer picoseconds, so that equal-cost paths tie exactly (ECMP needs exact ties).
 // Capped at 1e15 ps (about 17 minutes): a hop that slow is one to avoid whatever its exact cost, and the cap
@@ -269,6 +271,12 @@ std::string_view to_string(GpuArch arch) {
 }
 std::optional<GpuArch> parse_gpu_arch(std::string_view text) {
   return value_of(kGpuArchs, text);
+}
+std::string_view to_string(HostCpu cpu) {
+  return name_of(kHostCpus, cpu);
+}
+std::optional<HostCpu> parse_host_cpu(std::string_view text) {
+  return value_of(kHostCpus, text);
 }
 std::optional<VertexKind> parse_vertex_kind(std::string_view text) {
   return value_of(kVertexKinds, text);
@@ -742,8 +750,8 @@ void Topology::add_background(BackgroundFlow flow) {
 }
 
 bool Topology::operator==(const Topology& other) const {
-  if (name_ != other.name_ || gpu_arch_ != other.gpu_arch_ || links_ != other.links_ ||
-      background_ != other.background_ || ecmp_seed_ != other.ecmp_seed_ ||
+  if (name_ != other.name_ || gpu_arch_ != other.gpu_arch_ || host_cpu_ != other.host_cpu_ ||
+      links_ != other.links_ || background_ != other.background_ || ecmp_seed_ != other.ecmp_seed_ ||
       num_vertices() != other.num_vertices() || link_models_ != other.link_models_) {
     return false;
   }

@@ -34,6 +34,10 @@ bool is_network(LinkKind kind);
 // The GPU architecture classes of NCCL's tuning constants (its compCapIndex): Volta stands for everything
 // before sm_80 (P100, V100), then Ampere (sm_80), Hopper (sm_90) and Blackwell (sm_100).
 enum class GpuArch { Volta, Ampere, Hopper, Blackwell };
+// The host CPUs' maker, where NCCL's tuning constants depend on it: across nodes its LL bandwidth ceiling is
+// measured per host CPU (Intel or AMD), not per GPU (src/graph/tuning.cc, llMaxBws). Arm hosts (Grace) take
+// NCCL's non-AMD row, as an unknown host does.
+enum class HostCpu { Intel, Amd, Arm };
 
 std::string_view to_string(VertexKind kind);
 std::string_view to_string(LinkKind kind);
@@ -44,6 +48,9 @@ std::optional<LinkKind> parse_link_kind(std::string_view text);
 std::string_view to_string(GpuArch arch);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
 inline constexpr std::string_view kGpuArchNames = "volta, ampere, hopper, blackwell";
+std::string_view to_string(HostCpu cpu);
+std::optional<HostCpu> parse_host_cpu(std::string_view text);
+inline constexpr std::string_view kHostCpuNames = "intel, amd, arm";
 inline constexpr std::string_view kVertexKindNames = "gpu, cpu, nvswitch, pcie_switch, nic, switch";
 inline constexpr std::string_view kLinkKindNames =
     "nvlink, nvswitch, pcie, infiniband, ethernet (or roce), tcp, efa, socket (or qpi, upi, xgmi)";
@@ -117,6 +124,10 @@ class Topology {
   // (engine/model/protocol.hpp). Presets set it; a YAML topology may (`gpu_arch`).
   std::optional<GpuArch> gpu_arch() const { return gpu_arch_; }
   void set_gpu_arch(std::optional<GpuArch> arch) { gpu_arch_ = arch; }
+  // The host CPUs' maker, where known (presets set it; a YAML topology may, `host_cpu`): NCCL's LL ceiling
+  // across nodes depends on it.
+  std::optional<HostCpu> host_cpu() const { return host_cpu_; }
+  void set_host_cpu(std::optional<HostCpu> cpu) { host_cpu_ = cpu; }
   // The switches' ECMP hash seed: which of equal-cost next hops a flow takes is (hash of seed, source and
   // destination names) mod the choices. Seed 0 is the hash without a seed; another seed is another draw of
   // the same fabric (where flows collide on a spine moves). Presets: `ecmp_seed=`; YAML: `ecmp_seed:`.
@@ -206,6 +217,7 @@ class Topology {
  private:
   std::string name_;
   std::optional<GpuArch> gpu_arch_;
+  std::optional<HostCpu> host_cpu_;
   std::uint64_t ecmp_seed_ = 0;
   Graph graph_;
   Route compute_route(VertexId from, VertexId to) const;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include <yaml-cpp/yaml.h>
 
@@ -134,18 +136,21 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
   }
   if (!root.IsMap()) w.fail(root, "topology", "expected a mapping with keys name, vertices, links");
   check_keys(w, root, "topology",
-             {"name", "gpu_arch", "ecmp_seed", "vertices", "links", "link_models", "background"},
-             "name, gpu_arch, ecmp_seed, vertices, links, link_models, background");
+             {"name", "gpu_arch", "host_cpu", "ecmp_seed", "vertices", "links", "link_models", "background"},
+             "name, gpu_arch, host_cpu, ecmp_seed, vertices, links, link_models, background");
 
   Topology t(root["name"] ? name(w, root, "name", "name") : std::string("unnamed"));
-  if (root["gpu_arch"]) {
-    const std::string arch = scalar(w, root, "gpu_arch", "gpu_arch");
-    const std::optional<GpuArch> parsed = parse_gpu_arch(arch);
-    if (!parsed)
-      w.fail(root["gpu_arch"], "gpu_arch",
-             fmt::format("unknown architecture '{}' (valid: {})", arch, kGpuArchNames));
-    t.set_gpu_arch(parsed);
-  }
+  // An optional top-level name from a closed list (`what` says what it names in the error).
+  auto named = [&](const char* key, auto parse, std::string_view what, std::string_view valid) {
+    using Value = typename std::invoke_result_t<decltype(parse), std::string_view>::value_type;
+    if (!root[key]) return std::optional<Value>{};
+    const std::string text = scalar(w, root, key, key);
+    const auto parsed = parse(text);
+    if (!parsed) w.fail(root[key], key, fmt::format("unknown {} '{}' (valid: {})", what, text, valid));
+    return parsed;
+  };
+  t.set_gpu_arch(named("gpu_arch", parse_gpu_arch, "architecture", kGpuArchNames));
+  t.set_host_cpu(named("host_cpu", parse_host_cpu, "host CPU", kHostCpuNames));
   if (root["ecmp_seed"])
     t.set_ecmp_seed(static_cast<std::uint64_t>(integer(w, root, "ecmp_seed", "ecmp_seed", 0)));
   const YAML::Node vertices = root["vertices"];
@@ -269,6 +274,7 @@ std::string dump_topology_yaml(const Topology& t) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name();
   if (t.gpu_arch()) out << YAML::Key << "gpu_arch" << YAML::Value << std::string(to_string(*t.gpu_arch()));
+  if (t.host_cpu()) out << YAML::Key << "host_cpu" << YAML::Value << std::string(to_string(*t.host_cpu()));
   if (t.ecmp_seed() != 0) out << YAML::Key << "ecmp_seed" << YAML::Value << t.ecmp_seed();
   out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
   for (VertexId v = 0; v < t.num_vertices(); ++v) {

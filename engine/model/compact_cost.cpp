@@ -541,7 +541,7 @@ std::vector<ProtocolRun> estimate_compact_cost_by_protocol(const CompactSchedule
                                   topology.gpus().size(), s.world_size()));
   }
   ConnectionCosts costs(topology, s.params.lanes_per_channel,
-                        algorithm_family(s.spec.collective, s.algorithm));
+                        algorithm_family(s.spec.collective, s.algorithm), s.spec.bytes(), s.spec.world_size);
   declare_connections(s, costs);
   costs.finish();
   const std::vector<std::uint64_t> bytes_sent = compact_bytes_sent(s);

@@ -16,8 +16,12 @@
 namespace cclab {
 
 ConnectionCosts::ConnectionCosts(const topo::Topology& topology, int lanes_per_channel,
-                                 AlgorithmFamily family)
-    : topology_(topology), lanes_(std::max(1, lanes_per_channel)), family_(family) {}
+                                 AlgorithmFamily family, std::uint64_t collective_bytes, int ranks)
+    : topology_(topology),
+      lanes_(std::max(1, lanes_per_channel)),
+      family_(family),
+      collective_bytes_(collective_bytes),
+      ranks_(ranks) {}
 
 void ConnectionCosts::add(int from_rank, int to_rank, int ir_channel, std::uint64_t bytes) {
   connections_[connection_key(from_rank, to_rank, ir_channel)].bytes += bytes;
@@ -250,7 +254,10 @@ double ConnectionCosts::block_cap_Bps(RouteClass cls) const {
                          (family_ == AlgorithmFamily::Ring || family_ == AlgorithmFamily::Tree ||
                           family_ == AlgorithmFamily::CollNetChain || family_ == AlgorithmFamily::P2p);
   if (!per_block || cls == RouteClass::Local) return std::numeric_limits<double>::infinity();
-  return channel_speed_cap_Bps(topology_.gpu_arch(), cls == RouteClass::Network);
+  const double block_Bps = channel_speed_cap_Bps(topology_.gpu_arch(), cls == RouteClass::Network);
+  if (collective_bytes_ == 0 || channels_ < 1) return block_Bps;
+  const int blocks = nccl_collective_channels(family_, protocol_, collective_bytes_, ranks_, channels_);
+  return block_Bps * blocks / channels_;
 }
 
 double ConnectionCosts::wire_cap_Bps(RouteClass cls) const {
@@ -258,7 +265,8 @@ double ConnectionCosts::wire_cap_Bps(RouteClass cls) const {
 }
 
 double ConnectionCosts::bandwidth_cap_Bps() const {
-  return protocol_bandwidth_cap_Bps(protocol_, family_, topology_.gpu_arch(), nodes_, channels_);
+  return protocol_bandwidth_cap_Bps(protocol_, family_, topology_.gpu_arch(), nodes_, channels_,
+                                    topology_.host_cpu());
 }
 
 const ConnectionCosts::Entry& ConnectionCosts::entry(int from_rank, int to_rank, int ir_channel) const {

@@ -67,8 +67,13 @@ inline double reduced_end(bool pipelined, double wire_begin_s, double recv_start
 class ConnectionCosts {
  public:
   // `family`: whose protocol constants price the messages (algorithm_family of the schedule).
+  // `collective_bytes` over `ranks`, where given, is the collective's size (nccl-tests' size): NCCL runs a
+  // small ring or tree collective on fewer thread blocks than it has channels (nccl_collective_channels), so
+  // the per-block speed cap is scaled by those over the schedule's channels — the same aggregate as NCCL's
+  // fewer, fuller channels, where a step's latency does not depend on how many channels share the bytes.
   ConnectionCosts(const topo::Topology& topology, int lanes_per_channel,
-                  AlgorithmFamily family = AlgorithmFamily::Ring);
+                  AlgorithmFamily family = AlgorithmFamily::Ring, std::uint64_t collective_bytes = 0,
+                  int ranks = 0);
 
   // Declares a connection and adds `bytes` to what it carries over the whole schedule; all of them before
   // finish().
@@ -173,6 +178,8 @@ class ConnectionCosts {
   AlgorithmFamily family_;
   Protocol protocol_ = Protocol::Raw;
   bool crosses_pcie_ = false;
+  std::uint64_t collective_bytes_ = 0;
+  int ranks_ = 0;
   int nodes_ = 0, channels_ = 0;    // spanned by the declared connections (after finish())
   double busiest_link_wire_s_ = 0;  // the busiest directed link's bytes / bandwidth (after finish())
   std::unordered_map<std::uint64_t, Entry> connections_;

@@ -257,7 +257,8 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
                                   topology.gpus().size(), schedule.spec.world_size));
   }
   ConnectionCosts costs(topology, schedule.lanes_per_channel,
-                        algorithm_family(schedule.spec.collective, schedule.algorithm));
+                        algorithm_family(schedule.spec.collective, schedule.algorithm), schedule.spec.bytes(),
+                        schedule.spec.world_size);
   add_connections(schedule, costs);
   costs.finish();
   // One core per rank: a "link" between CPU ranks is the receiving core copying the message, and that core

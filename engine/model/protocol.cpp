@@ -60,7 +60,9 @@ constexpr ProtocolConstants kCollNetSimple{1.0, 0.0, {3.7 * us, 3.7 * us, 31.0 *
 constexpr ProtocolConstants kCollNetChainSimple{1.0, 0.0, {2.8 * us, 2.8 * us, 30.0 * us}};
 
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
-// rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more.
+// rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more. llMaxBws is
+// indexed by the GPU on one node only: across nodes NCCL takes its row by host CPU, the first (Intel, and any
+// non-AMD host) or the second (AMD), so the other rows' multi-node columns are never read.
 constexpr double kLLMaxBusBw_GBps[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
 constexpr double kLL128MaxPerChannel_GBps[4][3] = {
@@ -106,6 +108,30 @@ int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int chann
   return n;
 }
 
+int nccl_collective_channels(AlgorithmFamily family, Protocol protocol, std::uint64_t bytes, int ranks,
+                             int channels) {
+  channels = std::max(1, channels);
+  if (family != AlgorithmFamily::Ring && family != AlgorithmFamily::Tree) return channels;
+  std::uint64_t threads = 0, per_thread = 0;
+  switch (protocol) {
+    case Protocol::LL:
+      threads = 512, per_thread = 8 * (family == AlgorithmFamily::Ring ? std::max(1, ranks) : 1);
+      break;
+    case Protocol::LL128:
+      threads = 640, per_thread = 8;
+      break;
+    case Protocol::Simple:
+      threads = 512, per_thread = 64;
+      break;
+    case Protocol::Raw:
+    case Protocol::Auto:
+      return channels;
+  }
+  const std::uint64_t per_channel = threads * per_thread;
+  return static_cast<int>(
+      std::clamp<std::uint64_t>(bytes / per_channel, 1, static_cast<std::uint64_t>(channels)));
+}
+
 Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels) {
   constexpr std::uint64_t kP2pLLThreshold = 16384;  // NCCL_P2P_LL_THRESHOLD's default
   const auto n = static_cast<std::uint64_t>(nccl_p2p_channels(bytes, nodes, all_nvlink, channels));
@@ -118,7 +144,8 @@ double nvls_efficiency(topo::GpuArch arch) {
 }
 
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
-                                  std::optional<topo::GpuArch> arch, int nodes, int channels) {
+                                  std::optional<topo::GpuArch> arch, int nodes, int channels,
+                                  std::optional<topo::HostCpu> host) {
   constexpr double kNone = std::numeric_limits<double>::infinity();
   if (!arch || protocol == Protocol::Raw || protocol == Protocol::Auto) return kNone;
   const int row = static_cast<int>(*arch), scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
@@ -128,7 +155,8 @@ double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
   if (family == AlgorithmFamily::Pat || family == AlgorithmFamily::CollNet ||
       family == AlgorithmFamily::CollNetChain)
     return kNone;  // no per-channel table
-  const double ll_Bps = kLLMaxBusBw_GBps[row][scale] * 1e9 / std::max(1, channels);
+  const int ll_row = nodes <= 1 ? row : host == topo::HostCpu::Amd ? 1 : 0;
+  const double ll_Bps = kLLMaxBusBw_GBps[ll_row][scale] * 1e9 / std::max(1, channels);
   if (family == AlgorithmFamily::Ring || family == AlgorithmFamily::P2p) {
     if (protocol == Protocol::LL) return ll_Bps;
     if (protocol == Protocol::LL128) return kLL128MaxPerChannel_GBps[row][scale] * 1e9;

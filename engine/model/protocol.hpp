@@ -61,6 +61,16 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
 // node, up to 16 KiB per channel. (GB200's doubled network chunk on Arm hosts moves the channel count, not
 // this threshold.)
 int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
+
+// NCCL's channels for one ring or tree collective of `bytes` (nccl-tests' size: the whole buffer) over
+// `ranks` ranks on a communicator of `channels` (NCCL 2.30, src/enqueue.cc, topoGetAlgoInfo): it drops
+// channels while the message is under nc · nt · threshold bytes, nt the kernel's threads (LL 512, LL128 640,
+// Simple 512; NCCL_*_MAX_NTHREADS) and threshold its bytes per thread (src/graph/tuning.cc, threadThresholds:
+// LL 8 — a ring's times its ranks —, LL128 8, Simple 64). So a ring under LL takes one channel per 4 KiB ·
+// ranks (32 KiB on 8 GPUs), LL128 one per 5 KiB, Simple one per 32 KiB; at least one, at most `channels`.
+// Other families (NVLS, CollNet, PAT, point to point: their own rules), Raw and Auto keep `channels`.
+int nccl_collective_channels(AlgorithmFamily family, Protocol protocol, std::uint64_t bytes, int ranks,
+                             int channels);
 Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
 
 // Whether NCCL has kernels of `family` for `protocol` (Nvls, Pat and CollNet: Simple only; P2p: no LL128;
@@ -110,9 +120,11 @@ MessageCost message_cost(Protocol protocol, AlgorithmFamily family, RouteClass c
 // perChMaxRingLL128Bws for rings, perChMaxTreeBws (every protocol) and perChMaxTreeLL128Bws for trees), by
 // scale (one node, two, more). As a cap on one connection of a schedule with `channels` network channels over
 // `nodes` nodes: LL's ceiling split over the channels, the others per channel; +inf for ring Simple, Raw and
-// where the architecture is unknown.
+// where the architecture is unknown. Across nodes LL's ceiling is NCCL's row for the host CPU (`host`: AMD's,
+// or for any other or unknown host Intel's), not the GPU's.
 double protocol_bandwidth_cap_Bps(Protocol protocol, AlgorithmFamily family,
-                                  std::optional<topo::GpuArch> arch, int nodes, int channels);
+                                  std::optional<topo::GpuArch> arch, int nodes, int channels,
+                                  std::optional<topo::HostCpu> host = std::nullopt);
 
 // The most one channel moves on the wire: a channel is one thread block, which cannot drive a whole NVSwitch
 // port. NCCL's ring and tree search never assumes more per channel (src/graph/search.cc: the first entries of
