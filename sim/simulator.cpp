@@ -228,8 +228,9 @@ class Driver {
   }
 
   RunResult result() {
-    // The launch cost delays every rank's first op: everything starts that much later.
-    const double launch_s = protocol_constants(protocol_, family_).launch_s;
+    // The launch cost delays every rank's first op: everything starts that much later (once per kernel the
+    // schedule runs in a row, Schedule::kernels).
+    const double launch_s = protocol_constants(protocol_, family_).launch_s * std::max(1, s_.kernels);
     for (int r = 0; r < s_.world_size(); ++r) {
       result_.rank_end_s[r] = launch_s;
       for (OpId i = 0; i < s_.ranks[r].ops.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "engine/check/verifier.hpp"
+#include "engine/ir/schedule_json.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/connections.hpp"
 #include "engine/model/cost.hpp"
@@ -394,7 +395,35 @@ TEST(Cost, HypercubeAllgatherMatchesItsClosedForm) {
         hypercube_allgather(spec(Collective::AllGather, p, count), 1, count / p / chunks);
     const double want = chunks * (p - 1) * alpha + wire;
     EXPECT_NEAR(estimate_cost(chunked, t, params).total_s, want, 1e-9 * want) << p;
+    // Under NCCL's protocols each step is a group of its own, a kernel launched after the last: log2 P
+    // launches, where a collective pays one.
+    Schedule h = hypercube_allgather(spec(Collective::AllGather, p, count), 1, 0);
+    EXPECT_EQ(h.kernels, steps) << p;
+    CostParams simple = params;
+    simple.protocol = Protocol::Simple;
+    const double launch_s = protocol_constants(Protocol::Simple, AlgorithmFamily::P2p).launch_s;
+    const double with_launches = estimate_cost(h, t, simple).total_s;
+    h.kernels = 1;
+    EXPECT_NEAR(with_launches - estimate_cost(h, t, simple).total_s, (steps - 1) * launch_s, 1e-12) << p;
   }
+  // The compact form, both file forms and the explicit expansion keep the count, and the compact costing
+  // charges it as the explicit walk does.
+  const topo::Topology t = topo::make_preset("dgx_h100:2");
+  const CompactSchedule c = require_algorithm(Collective::AllGather, "hypercube")
+                                .compact(spec_for(t, Collective::AllGather, 1 << 16, DType::F32), t, {});
+  EXPECT_EQ(c.params.kernels, 4);
+  EXPECT_EQ(compact_from_json(compact_to_json(c)).params.kernels, 4);
+  const Schedule x = to_explicit(c);
+  EXPECT_EQ(x.kernels, 4);
+  EXPECT_EQ(schedule_from_json(schedule_to_json(x)).kernels, 4);
+  CostParams simple;
+  simple.protocol = Protocol::Simple;
+  const double compact_s = estimate_compact_cost(c, t, simple).total_s;
+  EXPECT_NEAR(compact_s, estimate_cost(x, t, simple).total_s, 1e-9 * compact_s);
+  CompactSchedule one = c;
+  one.params.kernels = 1;
+  EXPECT_NEAR(compact_s - estimate_compact_cost(one, t, simple).total_s,
+              3 * protocol_constants(Protocol::Simple, AlgorithmFamily::P2p).launch_s, 1e-9 * compact_s);
 }
 
 // NCCL's send/receive path runs LL or Simple, never LL128 (src/enqueue.cc): the point-to-point plans are

@@ -129,7 +129,9 @@ void render_params(const CompactSchedule& s, Schedule& out) {
   out.params["channels"] = std::to_string(s.num_channels());
   if (s.params.lanes_per_channel != 1) out.params["lanes"] = std::to_string(s.params.lanes_per_channel);
   if (s.params.inter) out.params["inter"] = *s.params.inter;
+  if (s.params.kernels != 1) out.params["kernels"] = std::to_string(s.params.kernels);
   out.lanes_per_channel = s.params.lanes_per_channel;
+  out.kernels = s.params.kernels;
   out.network_channels = s.num_channels();
 }
 
@@ -255,6 +257,7 @@ CompactSchedule from_explicit(Schedule schedule) {
     params.chunk_bytes = std::strtoull(it->second.c_str(), nullptr, 10);
   params.lanes_per_channel = schedule.lanes_per_channel;
   if (schedule.network_channels > 0) params.channels = schedule.network_channels;
+  params.kernels = schedule.kernels;
   if (auto it = text.find("inter"); it != text.end()) params.inter = it->second;
   const CollectiveSpec spec = schedule.spec;
   std::string algorithm = schedule.algorithm;
@@ -276,6 +279,7 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
   text += fmt::format("params: chunk={} channels={}", s.params.chunk_bytes, s.num_channels());
   if (s.params.lanes_per_channel != 1) text += fmt::format(" lanes={}", s.params.lanes_per_channel);
   if (s.params.inter) text += fmt::format(" inter={}", *s.params.inter);
+  if (s.params.kernels != 1) text += fmt::format(" kernels={}", s.params.kernels);
   text += "\n";
   auto clipped = [&](const std::vector<int>& items) {
     const std::size_t shown = std::min<std::size_t>(items.size(), static_cast<std::size_t>(max_items));

@@ -203,6 +203,7 @@ struct PlanParams {
   std::optional<int> channels;       // as the planner states it (tree: its tree count), else from the passes
   int lanes_per_channel = 1;         // IR channels that make up one network channel (tree: up and down)
   std::optional<std::string> inter;  // hierarchical: the inter-node algorithm
+  int kernels = 1;                   // launched one after another by each rank (Schedule::kernels)
 };
 
 class CompactSchedule {

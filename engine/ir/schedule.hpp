@@ -126,6 +126,10 @@ struct Schedule {
   // IR channels over lanes_per_channel. A GPU's channels share its reduction and copy rates
   // (engine/model/cost.hpp).
   int network_channels = 0;
+  // Kernels each rank launches one after another (params "kernels"): 1 for a collective; nccl-tests'
+  // hypercube_perf posts a group of ncclSend/ncclRecv per step, log2 P kernels in a row on one stream, each
+  // paying the launch cost (engine/model/protocol.hpp). Typed like the two above.
+  int kernels = 1;
   std::vector<Program> ranks;  // size spec.world_size
 
   int world_size() const { return spec.world_size; }

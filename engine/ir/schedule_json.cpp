@@ -187,6 +187,7 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
     };
     typed("lanes", 64, s.lanes_per_channel);
     typed("channels", 65535, s.network_channels);
+    typed("kernels", 64, s.kernels);
   }
   const json& ranks = in.member(doc, "ranks", "");
   if (!ranks.is_array()) in.fail("ranks", "expected an array");
@@ -291,6 +292,7 @@ std::string compact_to_json(const CompactSchedule& s) {
   if (s.params.channels) params["channels"] = *s.params.channels;
   params["lanes_per_channel"] = s.params.lanes_per_channel;
   if (s.params.inter) params["inter"] = *s.params.inter;
+  if (s.params.kernels != 1) params["kernels"] = s.params.kernels;
   head["params"] = params;
   json phases = json::array();
   for (const Phase& phase : s.phases()) {
@@ -397,6 +399,7 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
     if (p.contains("lanes_per_channel"))
       s.params.lanes_per_channel = in.integer<int>(p["lanes_per_channel"], "params.lanes_per_channel", 1, 64);
     if (p.contains("inter")) s.params.inter = in.text(p["inter"], "params.inter");
+    if (p.contains("kernels")) s.params.kernels = in.integer<int>(p["kernels"], "params.kernels", 1, 64);
   }
   auto boolean = [&](const json& v, const std::string& field) {
     if (!v.is_boolean()) in.fail(field, fmt::format("expected true or false, got {}", v.dump()));

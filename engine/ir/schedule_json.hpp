@@ -6,6 +6,7 @@
 //               "ops": [{"kind": "send", "peer": 1, "channel": 0, "src": ["input", 0, 128]},
 //                       {"kind": "recv_reduce", "peer": 7, "channel": 0, "src": ["input", 128, 128],
 //                        "dst": ["output", 128, 128], "deps": [0]}, ...]}, ...]}
+// The explicit form's params are text; "lanes", "channels" and "kernels" among them are read as integers.
 // A chunk is [buffer, offset, count] in elements. "src" appears on ops that read it, "dst" on ops that write
 // it, "deps" when there are any. Loading checks every field and names it ("p.json: ranks[3].ops[5].peer:
 // ...").
@@ -25,7 +26,7 @@ void save_schedule_file(const Schedule& schedule, const std::string& path);
 
 // The compact form (engine/ir/compact.hpp), `cclab plan --dump`:
 //   {"form": "compact", "collective": ..., (the spec as above), "params": {"chunk": N, "channels": N,
-//    "lanes_per_channel": N, "inter": "ring"},
+//    "lanes_per_channel": N, "inter": "ring", "kernels": N (when not 1)},
 //    "passes": [{"kind": "ring", "reduce_scatter": true, "allgather": true, "count": N, "chunk_elems": N,
 //                "scratch": N, "rings": [[0, 1, 2, 3], ...],
 //                "roles": {"contribution": ["input", false], "partial": [...], "reduced": [...],

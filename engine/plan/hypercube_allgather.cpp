@@ -1,6 +1,7 @@
 #include "engine/plan/hypercube_allgather.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint
   const int world = spec.world_size;
   if (world < 1 || (world & (world - 1)) != 0)
     throw PlanError(fmt::format("the hypercube allgather needs a power-of-two world, not {} ranks", world));
+  // A group of ncclSend/ncclRecv per step, each its own kernel on the stream: log2 P launches in a row.
+  s.kernels = std::max(1, std::countr_zero(static_cast<unsigned>(world)));
+  if (s.kernels != 1) s.params["kernels"] = std::to_string(s.kernels);
   const std::uint64_t ops = hypercube_allgather_ops(spec, channels, chunk_elems);
   require_block_exchange_fits(spec, ops, "the hypercube allgather",
                               "fewer ranks, or fewer chunks (--chunk): the plan is explicit, every rank's "

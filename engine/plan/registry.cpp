@@ -130,9 +130,10 @@ std::vector<std::vector<int>> rotated(std::vector<std::vector<int>> rings, int f
 CompactSchedule explicit_plan(Schedule s) {
   const CollectiveSpec spec = s.spec;
   std::string name = s.algorithm;
-  const int lanes = s.lanes_per_channel;
+  const int lanes = s.lanes_per_channel, kernels = s.kernels;
   CompactSchedule plan = one_lane(spec, std::move(name), ExplicitPass{std::move(s)});
   plan.params.lanes_per_channel = lanes;
+  plan.params.kernels = kernels;
   return plan;
 }
 
