@@ -552,7 +552,8 @@ RunResult run_in_simgrid(const Schedule& s, const topo::Topology& t, const SimPa
   std::optional<ConnectionCosts> costs;
   std::function<ProtocolLink(int, int)> protocol_link;
   if (is_pipelined(params.protocol)) {
-    costs.emplace(t, s.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm));
+    costs.emplace(t, s.lanes_per_channel, algorithm_family(s.spec.collective, s.algorithm), s.spec.bytes(),
+                  s.spec.world_size);
     add_connections(s, *costs);
     costs->finish(params.protocol);
     protocol_link = protocol_links(t, params.protocol, *costs);

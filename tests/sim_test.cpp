@@ -85,6 +85,24 @@ TEST(SimVsAlphaBeta, AgreeWithoutContentionUnderEveryProtocol) {
   }
 }
 
+// A small collective runs on as few thread blocks as NCCL gives it (nccl_collective_channels): 32 KiB under a
+// ring's LL on 8 GPUs is one block's worth of speed over all the schedule's channels, in both backends.
+TEST(SimVsAlphaBeta, SmallCollectivesRunOnTheSameThreadBlocks) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  CostParams cost;
+  cost.protocol = Protocol::LL;
+  sim::SimParams params;
+  params.protocol = Protocol::LL;
+  for (std::uint64_t bytes : {32ULL << 10, 256ULL << 10}) {
+    const Schedule s = plan(t, "ring", bytes, {});
+    ASSERT_GT(s.num_network_channels(), 1);
+    const double modelled = estimate_cost(s, t, cost).total_s;
+    const double simulated = sim::simulate(s, t, params).total_s;
+    EXPECT_NEAR(simulated, modelled, 0.03 * modelled)
+        << bytes << " B: sim " << simulated << " s, α-β " << modelled;
+  }
+}
+
 // A schedule timed by the α-β model and simulated op by op, both under NCCL's Simple protocol (what NVLS and
 // PAT run under).
 struct UnderSimple {
