@@ -61,6 +61,7 @@ AlgorithmFamily algorithm_family(Collective collective, std::string_view algorit
 // node, up to 16 KiB per channel. (GB200's doubled network chunk on Arm hosts moves the channel count, not
 // this threshold.)
 int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
+Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
 
 // NCCL's channels for one ring or tree collective of `bytes` (nccl-tests' size: the whole buffer) over
 // `ranks` ranks on a communicator of `channels` (NCCL 2.30, src/enqueue.cc, topoGetAlgoInfo): it drops
@@ -71,7 +72,6 @@ int nccl_p2p_channels(std::uint64_t bytes, int nodes, bool all_nvlink, int chann
 // Other families (NVLS, CollNet, PAT, point to point: their own rules), Raw and Auto keep `channels`.
 int nccl_collective_channels(AlgorithmFamily family, Protocol protocol, std::uint64_t bytes, int ranks,
                              int channels);
-Protocol nccl_p2p_protocol(std::uint64_t bytes, int nodes, bool all_nvlink, int channels);
 
 // Whether NCCL has kernels of `family` for `protocol` (Nvls, Pat and CollNet: Simple only; P2p: no LL128;
 // Raw, cclab's own, runs everything).
