@@ -608,13 +608,11 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
   RunResult result;
   // The launch cost delays every rank's first op.
-  // A schedule of several kernels in a row (Schedule::kernels) pays each one's launch: they add up, since a
-  // kernel starts on the stream when the one before it has ended.
-  const double launches_s = costs.constants().launch_s * std::max(1, s.params.kernels);
-  result.rank_end_s = time_schedule(s, &costs, per_channel_rates(params, s.num_channels()), launches_s);
+  result.rank_end_s = time_schedule(s, &costs, per_channel_rates(params, s.num_channels()),
+                                    costs.launches_s(s.params.kernels));
   for (double t : result.rank_end_s)
     result.total_s = std::max(result.total_s, t);
-  result.total_s = std::max(result.total_s, costs.link_floor_s() + launches_s - costs.constants().launch_s);
+  result.total_s = std::max(result.total_s, costs.link_floor_s(s.params.kernels));
   return result;
 }
 

@@ -134,8 +134,11 @@ class ConnectionCosts {
   // share a link — a pipelined tree's up and down lanes leave a GPU through one NVSwitch port — and count
   // once; this keeps such a schedule to what the links can carry.
   double busiest_link_s() const { return busiest_link_wire_s_ / constants().wire_efficiency; }
-  // The earliest any schedule over these connections can end: its launch, then its busiest link's time.
-  double link_floor_s() const { return constants().launch_s + busiest_link_s(); }
+  // What a schedule of `kernels` kernels in a row (Schedule::kernels) pays in launches before its first op:
+  // the current protocol's launch cost once per kernel, since a kernel starts when the one before has ended.
+  double launches_s(int kernels = 1) const { return constants().launch_s * std::max(1, kernels); }
+  // The earliest any schedule over these connections can end: its launches, then its busiest link's time.
+  double link_floor_s(int kernels = 1) const { return launches_s(kernels) + busiest_link_s(); }
   // The nodes the declared connections span (after finish()).
   int nodes() const { return nodes_; }
   // The most bytes one rank sends another over the whole schedule, and the network channels they go on:

@@ -276,12 +276,10 @@ std::vector<ProtocolRun> estimate_cost_by_protocol(const Schedule& schedule, con
   std::vector<ProtocolRun> runs;
   for (Protocol p : protocols_for(costs, params)) {
     costs.use_protocol(p);
-    // The launch cost delays every rank's first op, once per kernel the schedule runs in a row.
-    const double launches_s = costs.constants().launch_s * std::max(1, schedule.kernels);
-    const std::vector<double> launch(schedule.spec.world_size, launches_s);
+    // The launches delay every rank's first op.
+    const std::vector<double> launch(schedule.spec.world_size, costs.launches_s(schedule.kernels));
     runs.push_back({p, walk_alpha_beta(schedule, costs, rates, WalkFrame{{}, launch})});
-    runs.back().run.total_s =
-        std::max(runs.back().run.total_s, costs.link_floor_s() + launches_s - costs.constants().launch_s);
+    runs.back().run.total_s = std::max(runs.back().run.total_s, costs.link_floor_s(schedule.kernels));
   }
   return runs;
 }
