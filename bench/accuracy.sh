@@ -98,9 +98,10 @@ collective_row "allreduce 4 GiB, 8 x H200, NCCL default (NVLS)" 475 dgx_h200:1 n
 collective_row "allreduce 4 GiB, 8 x H800 (NVLink 200 GB/s), NCCL default (NVLS)" 215 dgx_h100:1,nvlink=200GB/s \
   nccl 4GiB
 # NVIDIA/nccl#1048 (2023): A100 x 8 per node with 4 x 200 Gb/s InfiniBand, all_reduce_perf -b 8 -e 4G, NCCL's
-# default algorithm: one node "232.54GB/s", two nodes "only 86GB/s" (the user's 96 being 4 x 24 GB/s). On two
-# nodes NCCL runs the tree (its maintainers, nccl-tests#196 and nccl#812: a tree sends each node's data across
-# the network once, so its busbw "often" exceeds the NICs'), as cclab's `nccl` does.
+# default algorithm: one node "232.54GB/s", two nodes "only 86GB/s" (the user's 96 being 4 x 24 GB/s: a ring's
+# number). cclab's `nccl` is what NCCL's tuning model picks, the ring at 4 GiB on two nodes (its estimate holds
+# the tree to 23.6 GB/s a channel and half the buffer per rank, the ring to 16/30 of 4 x 24 GB/s), although a
+# tree, which sends each node's data across the network once, would be faster (cclab's tree: 161 GB/s).
 collective_row "allreduce 4 GiB, 8 x A100, NCCL default" 232.54 dgx_a100:1 nccl 4GiB
 collective_row "allreduce 4 GiB, 2 x (8 x A100, 4 x HDR), NCCL default" 86 dgx_a100:2,nics=4 nccl 4GiB
 # NCCL's team on DGX A100 nodes with 8 x 200 Gb/s InfiniBand: "we measure 192GB/s AllReduce BusBW"
@@ -137,11 +138,12 @@ done
 # NVIDIA/nccl#837 (2023): two servers of 8 x A100 80GB with 2 x 200 Gb/s InfiniBand each, all_reduce_perf -b 4M
 # -e 1024M -f 2 on 16 ranks, NCCL's default: "v2.10.3-1: 57.06" GB/s average bus bandwidth (NCCL's maintainer:
 # above the NICs' 50 because on two nodes the tree puts more of the traffic on NVLink). cclab: the average of the
-# same nine sizes under `nccl`.
+# same nine sizes under NCCL_ALGO=Tree, the algorithm the maintainer says ran (NCCL 2.10.3's tuner; 2.30's, which
+# cclab's `nccl` follows, caps the tree at 23.6 GB/s a channel and picks the ring at every size here).
 avg_busbw() {
   "$cclab" sim --topology "$1" --algo "$2" -b "$3" -e "$4" -f 2 --fast | sed -n 's/# Avg bus bandwidth *: *//p'
 }
-predicted=$(avg_busbw dgx_a100:2,nics=2 nccl 4MiB 1GiB)
+predicted=$(avg_busbw dgx_a100:2,nics=2 Tree 4MiB 1GiB)
 printf "%-58s %12s %12s %8s\n" "allreduce 4 MiB-1 GiB (average), 2 x (8 x A100, 2 x HDR), NCCL default" 57.06 \
   "$predicted" "$(err "$predicted" 57.06)"
 record collective "$predicted" 57.06

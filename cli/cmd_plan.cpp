@@ -62,6 +62,24 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& 
   }
 }
 
+// Why an NCCL selection runs what it runs: NCCL's own estimates (its tuning model), least first, or why cclab
+// took the cheapest by its model instead.
+void print_nccl_pick(const Candidate& pick) {
+  if (!pick.nccl_estimates.empty()) {
+    auto rows = pick.nccl_estimates;
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& x, const auto& y) { return x.time_us < y.time_us; });
+    fmt::print("NCCL's tuning model (NCCL 2.30, src/graph/tuning.cc), which decides what NCCL runs:\n");
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      fmt::print("  {:<14} {:<8} {:>12.1f} us{}\n", rows[i].algorithm, to_string(rows[i].protocol),
+                 rows[i].time_us, i == 0 ? "   <- NCCL's pick, costed above by cclab" : "");
+  }
+  if (!pick.nccl_note.empty())
+    fmt::print("NCCL's pick: {}{}\n", pick.nccl_note,
+               pick.nccl_estimates.empty() ? "; cclab takes the cheapest by its own model" : "");
+  if (!pick.nccl_estimates.empty() || !pick.nccl_note.empty()) fmt::print("\n");
+}
+
 // Steps, bytes per rank and the α-β time, from the compact form; the timeline and the dump need the explicit
 // form (within the memory budget).
 void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::Topology& topology,
@@ -188,6 +206,7 @@ void run_plan(const PlanArgs& args) {
     fmt::print("\n");
     const Candidate& best = selector.choose(spec, topology, args.algorithm, options);
     if (!best.support.ok) throw ConfigError(best.support.reason);
+    print_nccl_pick(best);
     planned.schedule = *best.schedule;
     costed = best;
   } else {
@@ -226,8 +245,9 @@ void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Plan a collective on a topology, verify it, print its cost");
   args->collective.add_to(*cmd);
   cmd->add_option("--algo", args->algorithm,
-                  "algorithm name (see `cclab algorithms`), auto, nccl (the cheapest of NCCL's own "
-                  "algorithms), or an NCCL_ALGO value (Ring, Tree, NVLS, NVLSTree, CollNetDirect, "
+                  "algorithm name (see `cclab algorithms`), auto (the cheapest by cclab's model), nccl "
+                  "(what NCCL's own tuning model picks among its algorithms), or an NCCL_ALGO value (Ring, "
+                  "Tree, NVLS, NVLSTree, CollNetDirect, "
                   "CollNetChain, PAT; a list, or ^ "
                   "and the ones to leave out)")
       ->capture_default_str();

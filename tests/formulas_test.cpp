@@ -18,6 +18,7 @@
 #include "engine/model/connections.hpp"
 #include "engine/model/cost.hpp"
 #include "engine/model/lower_bound.hpp"
+#include "engine/model/nccl_tuning.hpp"
 #include "engine/plan/chain_broadcast.hpp"
 #include "engine/plan/chain_reduce.hpp"
 #include "engine/plan/direct_rooted.hpp"
@@ -31,6 +32,7 @@
 #include "engine/plan/ring_allgather.hpp"
 #include "engine/plan/ring_allreduce.hpp"
 #include "engine/plan/ring_reduce_scatter.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "engine/plan/selection.hpp"
 #include "engine/plan/shift_sendrecv.hpp"
 #include "engine/plan/tree_allreduce.hpp"
@@ -911,6 +913,124 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
   const topo::Topology plain = topo::make_preset("dgx_h100:2");
   const CollectiveSpec no_sharp = spec_for(plain, Collective::AllReduce, 1 << 28, DType::F32);
   EXPECT_FALSE(selector.choose(no_sharp, plain, "NVLS").support.ok);
+}
+
+// NCCL's tuning model (engine/model/nccl_tuning.hpp), entries by hand from src/graph/tuning.cc on the graphs
+// NCCL's search leaves (tests/ring_search_test.cpp checks those), and what `nccl` selections pick with it.
+TEST(NcclTuning, EntriesAreNcclsFormulas) {
+  auto comm_of = [](const char* preset) {
+    const planners::NcclSearch s = planners::nccl_search(topo::make_preset(preset));
+    EXPECT_TRUE(s.comm) << preset << ": " << s.why_not;
+    return *s.comm;
+  };
+  const NcclTuningModel h100(comm_of("dgx_h100:1"));
+  auto near = [](NcclTuningEntry e, double latency_us, double bandwidth_GBps, const char* what) {
+    EXPECT_NEAR(e.latency_us, latency_us, 1e-9) << what;
+    EXPECT_NEAR(e.bandwidth_GBps, bandwidth_GBps, 1e-9) << what;
+  };
+  // NVLS: 8 channels x min(40 x 0.85 x 7/8 x 2, bwInter 60) = 476 GB/s of bus bandwidth, times 8/14; its
+  // latency is the NVLink row's 25 us alone.
+  near(h100.entry(Collective::AllReduce, NcclAlgo::Nvls, Protocol::Simple), 25.0, 476.0 * 8 / 14, "nvls");
+  // Ring Simple: 12 x 30 GB/s times 8/14; 8.4 us + 14 steps of 3.4.
+  near(h100.entry(Collective::AllReduce, NcclAlgo::Ring, Protocol::Simple), 8.4 + 14 * 3.4, 360.0 * 8 / 14,
+       "ring simple");
+  // Ring LL: half the bus bandwidth, held to Hopper's 141 GB/s on one node.
+  near(h100.entry(Collective::AllReduce, NcclAlgo::Ring, Protocol::LL), 6.6 + 14 * 0.6, 141.0 * 8 / 14,
+       "ring ll");
+  // Tree Simple: 0.92 of the bus bandwidth (under 12 x 38.7), half of it the algorithm's; a chain of 7 NVLink
+  // hops up and down.
+  near(h100.entry(Collective::AllReduce, NcclAlgo::Tree, Protocol::Simple), 8.4 + 2 * 7 * 4.0,
+       360.0 * 0.92 / 2, "tree simple");
+  // Allgather under NVLS: (ppn - 1) / ppn instead of 2, no ratio.
+  near(h100.entry(Collective::AllGather, NcclAlgo::Nvls, Protocol::Simple), 25.0,
+       8 * 40 * 0.85 * 7.0 / 8 * 7.0 / 8, "nvls allgather");
+  // Off: NVLSTree on one node, LL under NVLS, PAT for an allreduce, collectives without a table.
+  EXPECT_EQ(h100.entry(Collective::AllReduce, NcclAlgo::NvlsTree, Protocol::Simple).bandwidth_GBps, 0);
+  EXPECT_EQ(h100.entry(Collective::AllReduce, NcclAlgo::Nvls, Protocol::LL).bandwidth_GBps, 0);
+  EXPECT_EQ(h100.entry(Collective::AllReduce, NcclAlgo::Pat, Protocol::Simple).bandwidth_GBps, 0);
+  EXPECT_EQ(h100.entry(Collective::AllToAll, NcclAlgo::Ring, Protocol::Simple).bandwidth_GBps, 0);
+  EXPECT_FALSE(h100.time_us(Collective::AllToAll, NcclAlgo::Ring, Protocol::Simple, 1 << 20));
+
+  // Two A100 nodes with 4 HDR NICs and AMD hosts: the ring's network posts cost 2 us each (x3 under Simple),
+  // more than NVLink's 3.4; the ring's latency takes NCCL's plateau factor 1.4 across nodes.
+  const NcclTuningModel a100(comm_of("dgx_a100:2,nics=4"));
+  const NcclTuningEntry ring = a100.entry(Collective::AllReduce, NcclAlgo::Ring, Protocol::Simple);
+  near(ring, 8.4 + 28 * 6.0 + 2 * 14.0, 96.0 * 16 / 30, "a100 ring");
+  const std::uint64_t GiB4 = std::uint64_t{4} << 30, MiB4 = std::uint64_t{4} << 20;
+  EXPECT_NEAR(*a100.time_us(Collective::AllReduce, NcclAlgo::Ring, Protocol::Simple, GiB4),
+              ring.latency_us * 1.4 + GiB4 / (1000 * ring.bandwidth_GBps), 1e-6);
+  // The tree: 4 x 48 x 0.92 held to 4 x 23.6 (Ampere, two nodes), half of it; at 4 MiB NCCL corrects it by
+  // 0.7 (its table's entry for 2^16 x 64 bytes), at 4 GiB not at all.
+  const NcclTuningEntry tree = a100.entry(Collective::AllReduce, NcclAlgo::Tree, Protocol::Simple);
+  near(tree, 8.4 + 2 * (7 * 4.0 + 1 * 14.0), 4 * 23.6 / 2, "a100 tree");
+  EXPECT_NEAR(*a100.time_us(Collective::AllReduce, NcclAlgo::Tree, Protocol::Simple, MiB4),
+              tree.latency_us + MiB4 / (1000 * tree.bandwidth_GBps * 0.7), 1e-6);
+  EXPECT_NEAR(*a100.time_us(Collective::AllReduce, NcclAlgo::Tree, Protocol::Simple, GiB4),
+              tree.latency_us + GiB4 / (1000 * tree.bandwidth_GBps), 1e-6);
+  EXPECT_EQ(nccl_algo_name(NcclAlgo::NvlsTree), "NVLSTree");
+  EXPECT_EQ(parse_nccl_algo("collnet"), NcclAlgo::CollNetDirect);
+  EXPECT_EQ(parse_nccl_algo("nvls"), NcclAlgo::Nvls);
+  EXPECT_FALSE(parse_nccl_algo("hierarchical"));
+}
+
+TEST(NcclTuning, NcclSelectionsRunWhatNcclsModelPicks) {
+  // Two A100 nodes with 4 NICs, 4 GiB: NCCL's estimate favours the ring (51.2 against the tree's 47.2 GB/s),
+  // though the tree, which sends each node's data across the network once, is faster; `nccl` is NCCL's
+  // choice, costed by cclab, and `auto` cclab's fastest.
+  const topo::Topology a100 = topo::make_preset("dgx_a100:2,nics=4");
+  const CollectiveSpec large = spec_for(a100, Collective::AllReduce, std::uint64_t{1} << 30, DType::F32);
+  Selector selector(CostParams{.protocol = Protocol::Auto});
+  const Candidate& nccl = selector.choose(large, a100, "nccl");
+  const Candidate& tree = selector.choose(large, a100, "tree");
+  ASSERT_TRUE(nccl.support.ok && tree.support.ok);
+  EXPECT_EQ(nccl.algorithm, "ring");
+  EXPECT_EQ(nccl.protocol, Protocol::Simple);
+  EXPECT_LT(tree.time_s, nccl.time_s);
+  ASSERT_FALSE(nccl.nccl_estimates.empty());
+  const auto least = std::min_element(nccl.nccl_estimates.begin(), nccl.nccl_estimates.end(),
+                                      [](const auto& x, const auto& y) { return x.time_us < y.time_us; });
+  EXPECT_EQ(least->algorithm, "ring");
+  EXPECT_EQ(least->protocol, Protocol::Simple);
+  // NCCL's choice is costed under NCCL's protocol: the ring's Simple time, not its cheapest.
+  const Candidate& ring = selector.choose(large, a100, "ring");
+  const auto simple = std::find_if(ring.by_protocol.begin(), ring.by_protocol.end(),
+                                   [](const auto& row) { return row.first == Protocol::Simple; });
+  ASSERT_NE(simple, ring.by_protocol.end());
+  EXPECT_DOUBLE_EQ(nccl.time_s, simple->second);
+
+  // At 4 MiB NCCL runs the ring under LL128; with NCCL_PROTO=Simple its tree (corrected by 0.7) beats the
+  // ring's Simple latency, so the protocol set moves the algorithm too.
+  const CollectiveSpec mid = spec_for(a100, Collective::AllReduce, std::uint64_t{1} << 20, DType::F32);
+  EXPECT_EQ(selector.choose(mid, a100, "nccl").algorithm, "ring");
+  EXPECT_EQ(selector.choose(mid, a100, "nccl").protocol, Protocol::LL128);
+  Selector simple_only(
+      CostParams{.protocol = Protocol::Auto, .auto_protocols = protocol_bit(Protocol::Simple)});
+  EXPECT_EQ(simple_only.choose(mid, a100, "nccl").algorithm, "tree");
+  EXPECT_EQ(simple_only.choose(mid, a100, "nccl").protocol, Protocol::Simple);
+
+  // One H100 node: NVLS at 8 GiB, as NCCL runs it; the ring when NCCL_ALGO leaves NVLS out.
+  const topo::Topology h100 = topo::make_preset("dgx_h100:1");
+  const CollectiveSpec huge = spec_for(h100, Collective::AllReduce, std::uint64_t{1} << 31, DType::F32);
+  EXPECT_EQ(selector.choose(huge, h100, "nccl").algorithm, "nvls");
+  EXPECT_EQ(selector.choose(huge, h100, "^NVLS").algorithm, "ring");
+
+  // Where NCCL decides per transfer, or cclab cannot reproduce its graphs, `nccl` is cclab's cheapest, and
+  // says why.
+  const CollectiveSpec a2a = spec_for(h100, Collective::AllToAll, 1 << 20, DType::F32);
+  const Candidate& pairwise = selector.choose(a2a, h100, "nccl");
+  ASSERT_TRUE(pairwise.support.ok);
+  EXPECT_TRUE(pairwise.nccl_estimates.empty());
+  EXPECT_NE(pairwise.nccl_note.find("per transfer"), std::string::npos) << pairwise.nccl_note;
+  const topo::Topology pcie = topo::make_preset("pcie_server:1");
+  const CollectiveSpec on_pcie = spec_for(pcie, Collective::AllReduce, 1 << 20, DType::F32);
+  const Candidate& cheapest_on_pcie = selector.choose(on_pcie, pcie, "nccl");
+  ASSERT_TRUE(cheapest_on_pcie.support.ok);
+  EXPECT_NE(cheapest_on_pcie.nccl_note.find("cannot reproduce NCCL's graphs"), std::string::npos)
+      << cheapest_on_pcie.nccl_note;
+  double least_s = 1e30;
+  for (const Candidate& row : selector.auto_table(on_pcie, pcie, {}, "nccl"))
+    if (row.support.ok) least_s = std::min(least_s, row.time_s);
+  EXPECT_DOUBLE_EQ(cheapest_on_pcie.time_s, least_s);
 }
 
 }  // namespace

@@ -266,5 +266,73 @@ TEST(RingSearch, NcclChannelsOnOneNvSwitchNode) {
   EXPECT_EQ(default_ring_channels(topo::make_preset("dgx_h100:2")), 8);
 }
 
+// NCCL's graphs for its tuning model (nccl_search), by hand from src/graph/search.cc: channels and
+// per-channel speeds inside (bwIntra) and across (bwInter) nodes.
+TEST(RingSearch, NcclGraphsAsItsSearchLeavesThem) {
+  struct Expected {
+    int channels;
+    double intra, inter;
+  };
+  auto expect = [](const NcclGraph& g, Expected e, const std::string& what) {
+    EXPECT_EQ(g.channels, e.channels) << what;
+    EXPECT_DOUBLE_EQ(g.bw_intra_GBps, e.intra) << what;
+    EXPECT_DOUBLE_EQ(g.bw_inter_GBps, e.inter) << what;
+  };
+  {
+    // 8 x H100: the ring search's 6 channels at 60 GB/s, doubled (60 >= 50) to 12 at 30; the tree is held to
+    // the ring's channels and finds the same speed; NVLS a head per GPU, (8 + 1) x 40 on a GPU's 360 GB/s,
+    // bwInter raised to 60 (the top of the speeds, under twice 40).
+    const NcclSearch s = nccl_search(topo::make_preset("dgx_h100:1"));
+    ASSERT_TRUE(s.comm) << s.why_not;
+    EXPECT_EQ(s.comm->nodes, 1);
+    EXPECT_EQ(s.comm->ranks, 8);
+    EXPECT_TRUE(s.comm->nvlink);
+    expect(s.comm->graph(NcclAlgo::Ring), {12, 30, 30}, "h100 ring");
+    expect(s.comm->graph(NcclAlgo::Tree), {12, 30, 30}, "h100 tree");
+    expect(s.comm->graph(NcclAlgo::Nvls), {8, 40, 60}, "h100 nvls");
+  }
+  {
+    // 8 x A100: 6 at 40 doubled to 12 at 20; no NVLS before Hopper.
+    const NcclSearch s = nccl_search(topo::make_preset("dgx_a100:1"));
+    ASSERT_TRUE(s.comm) << s.why_not;
+    expect(s.comm->graph(NcclAlgo::Ring), {12, 20, 20}, "a100 ring");
+    EXPECT_EQ(s.comm->graph(NcclAlgo::Nvls).channels, 0);
+  }
+  {
+    // Two DGX H100: a channel per 400 Gb/s NIC at 48 GB/s (the PCIe Gen5 path, 48 as NCCL counts it, under
+    // the port's 50), not doubled (Hopper, under 50 GB/s, more than 4 channels); NVLS heads at 40 (9 x 40 <=
+    // 360), bwInter raised to what the NIC carries, 48.
+    const NcclSearch s = nccl_search(topo::make_preset("dgx_h100:2"));
+    ASSERT_TRUE(s.comm) << s.why_not;
+    EXPECT_EQ(s.comm->nodes, 2);
+    expect(s.comm->graph(NcclAlgo::Ring), {8, 48, 48}, "2 x h100 ring");
+    expect(s.comm->graph(NcclAlgo::Tree), {8, 48, 48}, "2 x h100 tree");
+    expect(s.comm->graph(NcclAlgo::Nvls), {8, 40, 48}, "2 x h100 nvls");
+    expect(s.comm->graph(NcclAlgo::NvlsTree), {8, 40, 48}, "2 x h100 nvls tree");
+  }
+  {
+    // Two DGX A100 with 8 HDR NICs: 24 GB/s a channel (PCIe Gen4, 24 as NCCL counts it); the tree's bwIntra
+    // rises to 30 (28 and 30 fit 8 channels on 240 GB/s of NVLink at 7/8 of them each, 48 does not).
+    const NcclSearch s = nccl_search(topo::make_preset("dgx_a100:2"));
+    ASSERT_TRUE(s.comm) << s.why_not;
+    expect(s.comm->graph(NcclAlgo::Ring), {8, 24, 24}, "2 x a100 ring");
+    expect(s.comm->graph(NcclAlgo::Tree), {8, 30, 24}, "2 x a100 tree");
+    // With 4 NICs: 4 channels, and the tree's bwIntra reaches twice bwInter.
+    const NcclSearch four = nccl_search(topo::make_preset("dgx_a100:2,nics=4"));
+    ASSERT_TRUE(four.comm) << four.why_not;
+    expect(four.comm->graph(NcclAlgo::Ring), {4, 24, 24}, "2 x a100, 4 nics, ring");
+    expect(four.comm->graph(NcclAlgo::Tree), {4, 48, 24}, "2 x a100, 4 nics, tree");
+  }
+  // Where cclab does not reproduce NCCL's search it says why.
+  Topology pcie_server = topo::make_preset("pcie_server:1");
+  const NcclSearch unknown = nccl_search(pcie_server);
+  EXPECT_FALSE(unknown.comm);
+  EXPECT_NE(unknown.why_not.find("gpu_arch"), std::string::npos) << unknown.why_not;
+  pcie_server.set_gpu_arch(topo::GpuArch::Ampere);
+  const NcclSearch pcie = nccl_search(pcie_server);
+  EXPECT_FALSE(pcie.comm);
+  EXPECT_NE(pcie.why_not.find("PCIe"), std::string::npos) << pcie.why_not;
+}
+
 }  // namespace
 }  // namespace cclab::planners

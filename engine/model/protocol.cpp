@@ -9,6 +9,7 @@
 
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
+#include "engine/model/nccl_tuning.hpp"
 
 namespace cclab {
 namespace {
@@ -20,61 +21,69 @@ constexpr double us = 1e-6;
 // µs. Wire efficiencies: the LL line format (NVIDIA/nccl src/include/device.h: a 16-byte line of two 4-byte
 // data words and two 4-byte flags) and the LL128 line (NCCL_LL128_LINESIZE 128 bytes with one 8-byte flag
 // word); NCCL's tuning model scales the ring's bus bandwidth by 0.5 for LL and by 0.92 for LL128.
+// The numbers are read from engine/model/nccl_tuning.hpp, which keeps NCCL's table as NCCL lays it out.
+constexpr ProtocolConstants from_table(double wire_efficiency, NcclAlgo algo, int protocol) {
+  const NcclTunerConstants& k = kNcclTunerConstants;
+  const int a = static_cast<int>(algo);
+  return {wire_efficiency,
+          k.base_latency_us[a][protocol] * us,
+          {k.hw_latency_us[0][a][protocol] * us, k.hw_latency_us[1][a][protocol] * us,
+           k.hw_latency_us[2][a][protocol] * us}};
+}
+constexpr int kLLIndex = 0, kLL128Index = 1, kSimpleIndex = 2;
 constexpr ProtocolConstants kRaw{1.0, 0.0, {0, 0, 0}};
-constexpr ProtocolConstants kLL{0.5, 6.6 * us, {0.6 * us, 1.0 * us, 2.7 * us}};
-constexpr ProtocolConstants kLL128{0.92, 14.0 * us, {1.9 * us, 2.5 * us, 4.0 * us}};
-constexpr ProtocolConstants kSimple{1.0, 8.4 * us, {3.4 * us, 5.7 * us, 14.0 * us}};
+constexpr ProtocolConstants kLL = from_table(0.5, NcclAlgo::Ring, kLLIndex);
+constexpr ProtocolConstants kLL128 = from_table(0.92, NcclAlgo::Ring, kLL128Index);
+constexpr ProtocolConstants kSimple = from_table(1.0, NcclAlgo::Ring, kSimpleIndex);
 
 // The tree rows of the same tables. Bandwidth (tuning.cc, the tree allreduce): every protocol's bus
 // bandwidth times 0.92, then LL divided by 3.8 and LL128 times 120/128 across nodes (7/9 inside one node,
 // where NCCL's tree is a chain; the multi-node factor is used: trees are what NCCL runs across nodes).
 // Not taken: treeCorrectionFactor, NCCL's per-size correction of its own closed formula, which the
 // recurrence replaces by timing the pipeline itself.
-constexpr ProtocolConstants kTreeLL{0.92 / 3.8, 6.8 * us, {0.6 * us, 1.0 * us, 5.0 * us}};
-constexpr ProtocolConstants kTreeLL128{0.92 * 120 / 128, 14.0 * us, {1.25 * us, 1.9 * us, 8.5 * us}};
-constexpr ProtocolConstants kTreeSimple{0.92, 8.4 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
+constexpr ProtocolConstants kTreeLL = from_table(0.92 / 3.8, NcclAlgo::Tree, kLLIndex);
+constexpr ProtocolConstants kTreeLL128 = from_table(0.92 * 120 / 128, NcclAlgo::Tree, kLL128Index);
+constexpr ProtocolConstants kTreeSimple = from_table(0.92, NcclAlgo::Tree, kSimpleIndex);
 
 // NVLS (in-switch reduction) runs under Simple only. NCCL's tuning model gives it a base latency of 0 and an
 // NVLink latency of 25 µs for the whole collective (hwLatencies NVLS row, `lat = intraLat` on one node): the
 // launch here; its per-instance cost is the trip through the switch (the port's latency both ways). Across
 // nodes (nvls_tree) each tree message on the network costs NVLSTree's network latency, 20.9 µs (NCCL's
 // `lat += intraLat + 2·log2(nNodes)·interLat`: one per tree level up and down).
-constexpr ProtocolConstants kNvlsSimple{1.0, 25.0 * us, {0, 0, 20.9 * us}};
+constexpr ProtocolConstants kNvlsSimple{
+    1.0,
+    kNcclTunerConstants.hw_latency_us[0][static_cast<int>(NcclAlgo::Nvls)][kSimpleIndex] * us,
+    {0, 0, kNcclTunerConstants.hw_latency_us[2][static_cast<int>(NcclAlgo::NvlsTree)][kSimpleIndex] * us}};
 
 // PAT runs under Simple only (its LL and LL128 latencies are 0 in the table): base latency 8.0 µs, step
 // latency NVLink 4.0, PCIe 4.0, network 14 µs, and its bus bandwidth times 0.75 (tuning.cc: `busBw *= 0.75`
 // for PAT), taken as its wire efficiency. (NCCL's PAT latency formula, log2(nNodes)·interLat/3.5 +
 // nRanks·2.8, is its closed form of the same steps; the walk times them itself.)
-constexpr ProtocolConstants kPatSimple{0.75, 8.0 * us, {4.0 * us, 4.0 * us, 14.0 * us}};
+constexpr ProtocolConstants kPatSimple = from_table(0.75, NcclAlgo::Pat, kSimpleIndex);
 
 // CollNet (in-network reduction) runs under Simple only (its LL and LL128 rows are 0). NCCL's CollNetDirect
 // row: base latency 0, NVLink and PCIe 3.7 µs (its point-to-point steps inside the node), network 31 µs (the
 // SHARP trip, which engine/model/switch_ports.hpp gives each instance). Its bandwidth factors (busBw divided
 // by f - (f-1)/2 with f = GPUs per node / channels, 0.85 on Hopper) are NCCL's closed form of the intra-node
 // steps that the walk times itself.
-constexpr ProtocolConstants kCollNetSimple{1.0, 0.0, {3.7 * us, 3.7 * us, 31.0 * us}};
+constexpr ProtocolConstants kCollNetSimple = from_table(1.0, NcclAlgo::CollNetDirect, kSimpleIndex);
 // NCCL's CollNetChain row: base latency 0, NVLink and PCIe 2.8 µs a step of the chain, network 30 µs (NCCL's
 // latency `2·(ppn − 1)·intraLat + interLat`: the chain's hops up and down and one SHARP trip, which the walk
 // counts hop by hop; the switch port's trip is CollNetDirect's 31 µs, engine/model/switch_ports.hpp). Its
 // bandwidth in NCCL's model is the chain graph's per-channel speed, with no factor: cclab's per-channel cap.
-constexpr ProtocolConstants kCollNetChainSimple{1.0, 0.0, {2.8 * us, 2.8 * us, 30.0 * us}};
+constexpr ProtocolConstants kCollNetChainSimple = from_table(1.0, NcclAlgo::CollNetChain, kSimpleIndex);
 
 // NCCL 2.30, src/graph/tuning.cc, ncclTunerConstantsDefaults: llMaxBws and perChMaxRingLL128Bws in GB/s,
 // rows Volta, Ampere, Hopper, Blackwell (its compCapIndex), columns one node, two nodes, more. llMaxBws is
 // indexed by the GPU on one node only: across nodes NCCL takes its row by host CPU, the first (Intel, and any
 // non-AMD host) or the second (AMD), so the other rows' multi-node columns are never read.
-constexpr double kLLMaxBusBw_GBps[4][3] = {
-    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
-constexpr double kLL128MaxPerChannel_GBps[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+constexpr const auto& kLLMaxBusBw_GBps = kNcclTunerConstants.ll_max_bw_GBps;
+constexpr const auto& kLL128MaxPerChannel_GBps = kNcclTunerConstants.per_channel_max_ring_ll128_GBps;
 // perChMaxTreeBws and perChMaxTreeLL128Bws, same layout.
-constexpr double kTreeMaxPerChannel_GBps[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-constexpr double kTreeLL128MaxPerChannel_GBps[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr const auto& kTreeMaxPerChannel_GBps = kNcclTunerConstants.per_channel_max_tree_GBps;
+constexpr const auto& kTreeLL128MaxPerChannel_GBps = kNcclTunerConstants.per_channel_max_tree_ll128_GBps;
 // perChMaxNVLSTreeBws: NVLSTree's network channels (0 on one node, where NCCL turns NVLSTree off).
-constexpr double kNvlsTreeMaxPerChannel_GBps[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+constexpr const auto& kNvlsTreeMaxPerChannel_GBps = kNcclTunerConstants.per_channel_max_nvls_tree_GBps;
 
 }  // namespace
 
@@ -183,6 +192,24 @@ std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch) {
   static constexpr double kHopper[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
   static constexpr double kBlackwell[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
                                           40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+  switch (arch) {
+    case topo::GpuArch::Hopper:
+      return kHopper;
+    case topo::GpuArch::Blackwell:
+      return kBlackwell;
+    default:
+      return kVoltaAmpere;
+  }
+}
+
+std::span<const double> nccl_inter_speeds_GBps(topo::GpuArch arch) {
+  // NCCL 2.30, src/graph/search.cc.
+  static constexpr double kVoltaAmpere[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                            7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static constexpr double kHopper[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static constexpr double kBlackwell[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                          20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
   switch (arch) {
     case topo::GpuArch::Hopper:
       return kHopper;

@@ -136,6 +136,8 @@ double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network);
 // NCCL's ring search inside a node (src/graph/search.cc: speedArrayIntra up to Ampere, sm90SpeedArrayIntra,
 // sm100SpeedArrayIntra): the per-channel speeds it tries, highest first, in GB/s.
 std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch);
+// And across nodes (speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter), highest first, in GB/s.
+std::span<const double> nccl_inter_speeds_GBps(topo::GpuArch arch);
 // False for Raw: a message leaves once the receiver has posted its receive and the connection's previous
 // message has arrived (store-and-forward, the textbook pipeline (P-1+K-1)·(α + S/(K·B))). True under NCCL's
 // protocols, whose receivers keep NCCL_STEPS = 8 buffers posted ahead: a message leaves when the sender is

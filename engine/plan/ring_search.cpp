@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -348,8 +349,16 @@ int fill_channels(const Topology& topology, const NodeShape& s) {
 struct NcclNodeChannels {
   int searched = 0;       // the search's channels
   double speed_GBps = 0;  // and their speed
-  int blocks = 0;         // thread blocks after both doublings
+  int duplicated = 0;  // the ring graph's channels after ncclTopoDupChannels (each at speed / 2 if doubled)
+  int blocks = 0;      // thread blocks after both doublings
 };
+// ncclTopoDupChannels (src/graph/search.cc): a graph of 25 GB/s a channel or more gets twice the channels at
+// half the speed, except on GPUs newer than Ampere under 50 GB/s with more than 4 channels; at most 32.
+int nccl_duplicated_channels(topo::GpuArch arch, int channels, double speed_GBps) {
+  const bool after_ampere = arch == topo::GpuArch::Hopper || arch == topo::GpuArch::Blackwell;
+  if (speed_GBps < 25.0 || (after_ampere && speed_GBps < 50.0 && channels > 4)) return channels;
+  return std::min(32, 2 * channels);
+}
 NcclNodeChannels nccl_node_channels(const Topology& topology, const NodeShape& s) {
   NcclNodeChannels out;
   const auto arch = topology.gpu_arch();
@@ -366,15 +375,137 @@ NcclNodeChannels nccl_node_channels(const Topology& topology, const NodeShape& s
     if (channels * speed >= bw_GBps - 1e-9) break;
   }
   if (channels == 0) return out;
-  const bool after_ampere = *arch == topo::GpuArch::Hopper || *arch == topo::GpuArch::Blackwell;
-  out.blocks = channels;
-  if (speed >= 25.0 && !(after_ampere && speed < 50.0 && channels > 4))
-    out.blocks = std::min(kMaxSearchChannels, 2 * out.blocks);
-  out.blocks = std::min(kMaxChannels, 2 * out.blocks);
+  out.duplicated = nccl_duplicated_channels(*arch, channels, speed);
+  out.blocks = std::min(kMaxChannels, 2 * out.duplicated);
   return out;
 }
 
+// A GPU's path to a NIC as NCCL's search counts it: the least of the NIC's links, its network port at line
+// rate (NCCL's NET bandwidth is the port's speed) and its PCIe link at NCCL's rate, 3/4 of the raw one (src/
+// graph/topo.cc: a x16 link is 12, 24 and 48 GB/s at Gen3, 4 and 5; cclab's PCIe links carry the rate after
+// 128b/130b encoding, 15.75, 31.5 and 63 GB/s).
+double nccl_nic_GBps(const Topology& t, VertexId nic) {
+  double bw = std::numeric_limits<double>::infinity();
+  for (auto [e, end] = boost::out_edges(nic, t.graph()); e != end; ++e) {
+    const std::size_t l = t.graph()[*e].link;
+    if (t.link_failed(l)) continue;
+    const topo::Link& link = t.link(l);
+    bw = std::min(bw, link.kind == topo::LinkKind::Pcie ? link.bandwidth_Bps * 130.0 / 128.0 * 0.75
+                                                        : link.bandwidth_Bps);
+  }
+  return bw / 1e9;
+}
+
+// The index of the first (highest) speed at most `limit`, or the last.
+std::size_t first_at_most(std::span<const double> speeds, double limit) {
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > limit + 1e-9)
+    ++i;
+  return i;
+}
+
 }  // namespace
+
+NcclSearch nccl_search(const Topology& topology) {
+  NcclSearch out;
+  const auto arch = topology.gpu_arch();
+  const auto groups = node_groups(topology);
+  if (!arch) {
+    out.why_not = "the topology does not say its GPUs' architecture (gpu_arch), which NCCL's constants need";
+    return out;
+  }
+  if (groups.empty()) {
+    out.why_not = "the topology has no GPUs";
+    return out;
+  }
+  const NodeShape s = shape_of(topology, groups[0]);
+  NcclComm c;
+  c.arch = *arch;
+  c.host = topology.host_cpu();
+  c.nodes = static_cast<int>(groups.size());
+  c.ranks = static_cast<int>(topology.gpus().size());
+  c.nvlink = s.nvlink_Bps > 0 || s.gpus == 1;
+  if (!c.nvlink) {
+    out.why_not = "the GPUs of a node talk over PCIe, where cclab does not reproduce NCCL's search";
+    return out;
+  }
+  const bool nvls = (c.arch == topo::GpuArch::Hopper || c.arch == topo::GpuArch::Blackwell) && s.nvswitch;
+  const double nvlink_GBps = s.nvlink_Bps / 1e9;
+  auto& ring = c.graphs[static_cast<int>(NcclAlgo::Ring)];
+  auto& tree = c.graphs[static_cast<int>(NcclAlgo::Tree)];
+  auto& nvls_graph = c.graphs[static_cast<int>(NcclAlgo::Nvls)];
+  // NVLS's search (ncclTopoSearchTryNvls): a channel per head GPU, each pulling from every GPU of the node
+  // and the head twice, so a GPU's NVLink carries (heads + 1) channels' speed; then (pass 2) bwInter rises
+  // through the speeds while it is under twice bwIntra and, across nodes, the head's NIC carries it.
+  auto search_nvls = [&](std::span<const double> speeds, int heads, double nic_limit_GBps) {
+    const std::size_t at = first_at_most(speeds, std::min(nic_limit_GBps, nvlink_GBps / (heads + 1)));
+    if (speeds[at] * (heads + 1) > nvlink_GBps + 1e-9) return;
+    std::size_t inter = at;
+    while (inter > 0 && speeds[inter] < 2 * speeds[at] && speeds[inter - 1] <= nic_limit_GBps + 1e-9)
+      --inter;
+    nvls_graph = {heads, speeds[at], speeds[inter]};
+  };
+  if (c.nodes == 1) {
+    if (s.gpus < 2) {
+      out.comm = c;  // one GPU: NCCL has nothing to tune
+      return out;
+    }
+    const NcclNodeChannels n = nccl_node_channels(topology, s);
+    if (n.searched == 0) {
+      out.why_not = "cclab does not reproduce NCCL's ring search on this node";
+      return out;
+    }
+    // The tree's search is held to the ring's channels and finds the ring's speed on one node.
+    const double speed = n.speed_GBps * n.searched / n.duplicated;
+    ring = tree = {n.duplicated, speed, speed};
+    if (nvls)
+      search_nvls(nccl_intra_speeds_GBps(c.arch), std::min(32, s.gpus),
+                  std::numeric_limits<double>::infinity());
+    c.graphs[static_cast<int>(NcclAlgo::Pat)] = tree;
+    c.graphs[static_cast<int>(NcclAlgo::NvlsTree)] = nvls_graph;
+    out.comm = c;
+    return out;
+  }
+  const auto nics = topology.nics_of_node(topology.node_of_rank(groups[0][0]));
+  if (nics.empty()) {
+    out.why_not = "the nodes have no NIC";
+    return out;
+  }
+  const double nic_GBps = nccl_nic_GBps(topology, nics[0]);
+  const std::span<const double> speeds = nccl_inter_speeds_GBps(c.arch);
+  // A GPU's NVLink carries every channel but the one it leaves the node by.
+  const double share = s.gpus > 1 ? static_cast<double>(s.gpus - 1) / s.gpus : 0.0;
+  auto fits = [&](int channels, double speed) { return channels * speed * share <= nvlink_GBps + 1e-9; };
+  // The ring: one channel per NIC (more where a NIC carries several at the speed), at the highest speed the
+  // NIC and NVLink carry; lower speeds that fit more channels move no more and lose the tie.
+  std::size_t at = first_at_most(speeds, nic_GBps);
+  int channels = 0;
+  for (; at < speeds.size(); ++at) {
+    channels = std::min(32, static_cast<int>(nics.size()) *
+                                std::max(1, static_cast<int>(std::floor(nic_GBps / speeds[at] + 1e-9))));
+    if (fits(channels, speeds[at])) break;
+  }
+  if (at == speeds.size()) {
+    out.why_not = "no speed of NCCL's search fits the node's NVLink";
+    return out;
+  }
+  const int dup = nccl_duplicated_channels(c.arch, channels, speeds[at]);
+  const double ring_speed = speeds[at] * channels / dup;
+  ring = {dup, ring_speed, ring_speed};
+  // The tree: the ring's channels; across nodes each NIC carries its share, and (pass 2) bwIntra rises while
+  // under twice bwInter and NVLink carries it (the 2-node and CollNet case the tuning model reads).
+  const std::size_t tree_at =
+      first_at_most(speeds, nic_GBps * static_cast<double>(nics.size()) / static_cast<double>(dup));
+  std::size_t intra = tree_at;
+  while (intra > 0 && speeds[intra] < 2 * speeds[tree_at] && fits(dup, speeds[intra - 1]))
+    --intra;
+  tree = {dup, speeds[intra], speeds[tree_at]};
+  if (nvls) search_nvls(speeds, std::min({32, s.gpus, static_cast<int>(nics.size())}), nic_GBps);
+  c.graphs[static_cast<int>(NcclAlgo::Pat)] = tree;  // NCCL's PAT and NVLSTree read these graphs
+  c.graphs[static_cast<int>(NcclAlgo::NvlsTree)] = nvls_graph;
+  out.comm = c;
+  return out;
+}
 
 std::vector<std::vector<int>> nvlink_chain_orders(const Topology& t, const std::vector<int>& group) {
   if (group.size() < 3) return {group};

@@ -13,9 +13,11 @@
 // such path, are treated as switched.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/model/nccl_tuning.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::planners {
@@ -46,5 +48,17 @@ int nvlink_fill_channels(const topo::Topology& topology);
 // reach each other through a switch (NVSwitch, PCIe) or no such cycle exists.
 std::vector<std::vector<int>> nvlink_chain_orders(const topo::Topology& topology,
                                                   const std::vector<int>& group);
+
+// What NCCL's topology search (src/graph/search.cc, ncclTopoCompute and ncclTopoDupChannels) would leave in
+// its ring, tree and NVLS graphs here, for its tuning model (engine/model/nccl_tuning.hpp), from node 0's
+// shape: on one NVSwitch or NVLink node the ring search of default_ring_channels; across nodes a channel per
+// NIC at the highest speed of NCCL's network speeds that the NIC's path (NCCL's PCIe rate or the port's line
+// rate) and the GPUs' NVLink carry; NVLS (Hopper and later, NVSwitch nodes) a channel per head GPU. Not
+// reproduced: PCIe-only nodes, nodes without NICs, unknown GPU architecture (comm empty, why_not says so).
+struct NcclSearch {
+  std::optional<NcclComm> comm;
+  std::string why_not;
+};
+NcclSearch nccl_search(const topo::Topology& topology);
 
 }  // namespace cclab::planners

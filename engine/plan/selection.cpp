@@ -1,10 +1,14 @@
 #include "engine/plan/selection.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/lower_bound.hpp"
+#include "engine/model/nccl_tuning.hpp"
+#include "engine/plan/ring_search.hpp"
 
 namespace cclab {
 
@@ -139,10 +143,90 @@ std::vector<Candidate> Selector::auto_table(const CollectiveSpec& spec, const to
   return out;
 }
 
+const Candidate* Selector::nccl_choice(const CollectiveSpec& spec, const topo::Topology& topology,
+                                       std::string_view name, const PlanOptions& options, std::string& note) {
+  const Key key = key_of(spec, topology, options, name);
+  if (auto hit = cache_.find(key); hit != cache_.end()) return &hit->second;
+  const std::optional<std::vector<const Algorithm*>> list = selection_candidates(spec.collective, name);
+  if (!list) return nullptr;
+  // What applies, by NCCL's algorithm.
+  std::vector<std::pair<NcclAlgo, const Algorithm*>> applying;
+  for (const Algorithm* a : *list) {
+    if (a->nccl_p2p) {
+      note = "NCCL picks a send/receive's protocol per transfer, not by its tuning model";
+      return nullptr;
+    }
+    if (!a->supports(spec, topology, options).ok) continue;
+    const std::optional<NcclAlgo> algo = parse_nccl_algo(a->nccl);
+    CCLAB_ENFORCE(algo, "algorithm {} has the NCCL name '{}', which is none of NCCL_ALGO's", a->name,
+                  a->nccl);
+    applying.emplace_back(*algo, a);
+  }
+  if (applying.empty()) return nullptr;  // choose() says why none applies
+  const planners::NcclSearch search = planners::nccl_search(topology);
+  if (!search.comm) {
+    note = fmt::format("cclab cannot reproduce NCCL's graphs here: {}", search.why_not);
+    return nullptr;
+  }
+  const NcclTuningModel model(*search.comm);
+  // NCCL's loop: algorithms in its order, protocols LL, LL128, Simple, the strictly least time wins; the
+  // protocols the run allows (NCCL_PROTO: CostParams::auto_protocols, or the one protocol asked for).
+  std::stable_sort(applying.begin(), applying.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<Candidate::NcclEstimate> estimates;
+  const Algorithm* picked = nullptr;
+  Protocol picked_protocol = Protocol::Simple;
+  double best_us = 0;
+  for (const auto& [algo, a] : applying) {
+    bool priced = false;
+    for (const Protocol p : kNcclProtocols) {
+      const bool allowed = cost_.protocol == Protocol::Auto
+                               ? (cost_.auto_protocols & protocol_bit(p)) != 0
+                               : cost_.protocol == p || cost_.protocol == Protocol::Raw;
+      if (!allowed) continue;
+      const std::optional<double> t = model.time_us(spec.collective, algo, p, spec.bytes());
+      if (!t) continue;
+      priced = true;
+      estimates.push_back({a->name, p, *t});
+      if (!picked || *t < best_us) picked = a, picked_protocol = p, best_us = *t;
+    }
+    // CollNet, and NVLS across nodes, need graphs cclab does not reproduce: NCCL would price them.
+    const bool unknown_graph = algo == NcclAlgo::CollNetDirect || algo == NcclAlgo::CollNetChain ||
+                               (algo == NcclAlgo::Nvls && search.comm->nodes > 1);
+    if (!priced && unknown_graph) {
+      note = fmt::format("cclab does not reproduce NCCL's {} graph, which its tuning model would price",
+                         nccl_algo_name(algo));
+      return nullptr;
+    }
+  }
+  if (!picked) {
+    note = "NCCL's tuning model prices none of the algorithms that apply";
+    return nullptr;
+  }
+  Candidate chosen = candidate(*picked, spec, topology, options);
+  if (chosen.support.ok) {
+    const auto it = std::find_if(chosen.by_protocol.begin(), chosen.by_protocol.end(),
+                                 [&](const auto& row) { return row.first == picked_protocol; });
+    if (it != chosen.by_protocol.end()) {
+      chosen.protocol = it->first;
+      chosen.time_s = it->second;
+    } else if (cost_.protocol == Protocol::Auto) {
+      chosen.nccl_note = fmt::format("cclab does not run {} under {} here; costed under {}", picked->name,
+                                     to_string(picked_protocol), to_string(chosen.protocol));
+    }
+  }
+  chosen.nccl_estimates = std::move(estimates);
+  return &cache_.insert_or_assign(key, std::move(chosen)).first->second;
+}
+
 const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topology& topology,
                                   std::string_view name, const PlanOptions& options) {
   if (const Algorithm* named = find_algorithm(spec.collective, name))
     return candidate(*named, spec, topology, options);
+  std::string nccl_note;
+  if (name != "auto") {
+    if (const Candidate* picked = nccl_choice(spec, topology, name, options, nccl_note)) return *picked;
+  }
   const Candidate* best = nullptr;
   std::vector<std::string> why_not;  // each candidate's reason, for the error when none applies
   for (const Candidate& row : auto_table(spec, topology, options, name)) {
@@ -153,8 +237,13 @@ const Candidate& Selector::choose(const CollectiveSpec& spec, const topo::Topolo
     const Candidate& c = cache_.at(key_of(spec, topology, options, row.algorithm));
     if (!best || c.time_s < best->time_s) best = &c;
   }
-  if (best) return *best;
   const Key key = key_of(spec, topology, options, name);
+  if (best && nccl_note.empty()) return *best;
+  if (best) {
+    Candidate cheapest_one = *best;
+    cheapest_one.nccl_note = std::move(nccl_note);
+    return cache_.insert_or_assign(key, std::move(cheapest_one)).first->second;
+  }
   Candidate none;
   none.algorithm = std::string(name);
   none.support = Support::no(

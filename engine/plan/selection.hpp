@@ -42,6 +42,16 @@ struct Candidate {
   Protocol protocol = Protocol::Raw;                // the protocol of time_s
   std::vector<std::pair<Protocol, double>> by_protocol;
   bool pruned = false;  // auto_table: not costed, its lower bound showed it cannot win
+  // An NCCL selection's pick: what NCCL's tuning model (engine/model/nccl_tuning.hpp) estimated for every
+  // algorithm × protocol it priced, in NCCL's order (the pick is the least), or why cclab could not consult
+  // it and took the cheapest by its own model instead.
+  struct NcclEstimate {
+    std::string algorithm;  // cclab's name
+    Protocol protocol = Protocol::Simple;
+    double time_us = 0;
+  };
+  std::vector<NcclEstimate> nccl_estimates;
+  std::string nccl_note;
 };
 
 // The most ops `auto` expands and walks for one candidate whose cost needs explicit programs (an explicit
@@ -59,10 +69,13 @@ class Selector {
 
   explicit Selector(CostParams cost = {}, OnPlanned on_planned = {});
 
-  // The candidate `name`, or with a selection ("auto", "nccl", an NCCL_ALGO name: registry.hpp) the cheapest
-  // of its candidates that applies (support.ok false, with the reason, when none does). Unknown names throw
-  // ConfigError listing the valid ones. The topology must outlive the selector: it is part of the cache key
-  // by address.
+  // The candidate `name`, or with a selection the one it picks among its candidates that apply (support.ok
+  // false, with the reason, when none does): `auto` the cheapest by cclab's model; NCCL's selections ("nccl",
+  // an NCCL_ALGO value: registry.hpp) the algorithm and protocol NCCL's own tuning model picks, costed by
+  // cclab's — NCCL runs what its estimate favours, not what is fastest — or, where cclab cannot reproduce
+  // NCCL's graphs (nccl_note says why) or NCCL picks per transfer (alltoall, gather, scatter, sendrecv), the
+  // cheapest. Unknown names throw ConfigError listing the valid ones. The topology must outlive the selector:
+  // it is part of the cache key by address.
   const Candidate& choose(const CollectiveSpec& spec, const topo::Topology& topology, std::string_view name,
                           const PlanOptions& options = {});
   // Every algorithm of the collective, in registry order, each costed.
@@ -83,6 +96,11 @@ class Selector {
   const Candidate& candidate(const Algorithm& algorithm, const CollectiveSpec& spec,
                              const topo::Topology& topology, const PlanOptions& options,
                              std::shared_ptr<const CompactSchedule> planned = nullptr);
+
+  // NCCL's pick for a selection, cached under the selection's name; nullptr where its tuning model cannot be
+  // consulted (the note says why).
+  const Candidate* nccl_choice(const CollectiveSpec& spec, const topo::Topology& topology,
+                               std::string_view name, const PlanOptions& options, std::string& note);
 
   CostParams cost_;
   OnPlanned on_planned_;
