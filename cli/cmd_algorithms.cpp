@@ -17,9 +17,8 @@ void add_algorithms_command(CLI::App& app) {
                                   : a.nccl,
                  a.description);
     fmt::print(
-        "\n--algo takes a name above, auto (the cheapest of all), nccl (the cheapest of NCCL's), or a "
-        "NCCL_ALGO "
-        "value (any case).\n");
+        "\n--algo takes a name above, auto (the cheapest of all by cclab's model), nccl (what NCCL's "
+        "own tuning model picks among its algorithms), or an NCCL_ALGO value (any case).\n");
   });
 }
 

@@ -89,8 +89,8 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option(
          "--algo", args->algorithm,
          "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring, "
-         "NVLSTree or ^NVLS, or a cclab name), nccl (the cheapest of NCCL's algorithms, as NCCL's tuner "
-         "picks when NCCL_ALGO is unset), or auto (every cclab algorithm)")
+         "NVLSTree or ^NVLS, or a cclab name), nccl (what NCCL's own tuning model picks among its "
+         "algorithms when NCCL_ALGO is unset), or auto (every cclab algorithm)")
       ->capture_default_str();
   cmd->callback([args, cmd] {
     args->collective_given = cmd->count("--collective") > 0;

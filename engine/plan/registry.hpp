@@ -77,7 +77,8 @@ inline constexpr NcclAlgorithmName kNcclAlgorithms[] = {
     {"NVLSTree", 21801}, {"PAT", 22304}};
 
 // Names that select among algorithms rather than name one: "auto" (the cheapest of every algorithm of the
-// collective), "nccl" (the cheapest of NCCL's own, as its tuner picks among them), and NCCL_ALGO values in
+// collective), "nccl" (NCCL's own algorithms, of which NCCL's tuning model picks one: Selector::choose),
+// and NCCL_ALGO values in
 // any case (Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNet, PAT): the algorithms NCCL runs under that
 // name here (NVLS is nvls inside one node and nvls_sharp across nodes), a comma-separated list of them, or
 // with a leading '^' NCCL's set without them ("^NVLS,NVLSTree"), as NCCL_ALGO takes them. A registry name is
