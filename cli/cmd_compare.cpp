@@ -1,5 +1,8 @@
 // `cclab compare LOG... --topology T`: nccl-tests measurements next to the model's predictions, per size.
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -71,6 +74,22 @@ void run_compare(const CompareArgs& args) {
     fmt::print("# median |error|: {} over {} sizes; >= 64 MiB: {}; below: {}\n",
                percent(median_abs_error(c, 0, UINT64_MAX)), c.rows.size(),
                percent(median_abs_error(c, kLarge, UINT64_MAX)), percent(median_abs_error(c, 0, kLarge - 1)));
+    // The log's tuner lines against NCCL's tuning model as cclab reproduces it: a check of the graphs.
+    if (const auto agreement = tuner_agreement(log, *topology, c.collective, args.collective.plan_options(),
+                                               cost.auto_protocols)) {
+      constexpr std::size_t kShown = 4;
+      std::vector<std::string> shown(
+          agreement->differences.begin(),
+          agreement->differences.begin() +
+              static_cast<std::ptrdiff_t>(std::min(kShown, agreement->differences.size())));
+      fmt::print(
+          "# NCCL's tuning model as cclab reproduces it picks the log's algorithm and protocol at {} of {} "
+          "sizes{}{}{}\n",
+          agreement->agree, agreement->sizes, shown.empty() ? "" : "; differs at ", fmt::join(shown, "; "),
+          agreement->differences.size() > kShown
+              ? fmt::format(" and {} more", agreement->differences.size() - kShown)
+              : "");
+    }
   }
 }
 
@@ -86,11 +105,10 @@ void add_compare_command(CLI::App& app) {
       ->description(
           "preset NAME:NODES[,key=value...], YAML file, or auto: the board of the log's GPUs, "
           "a node per host (its device lines)");
-  cmd->add_option(
-         "--algo", args->algorithm,
-         "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring, "
-         "NVLSTree or ^NVLS, or a cclab name), nccl (what NCCL's own tuning model picks among its "
-         "algorithms when NCCL_ALGO is unset), or auto (every cclab algorithm)")
+  cmd->add_option("--algo", args->algorithm,
+                  "algorithm to cost: the one the measurement used (an NCCL_ALGO value such as Ring, "
+                  "NVLSTree or ^NVLS, or a cclab name), nccl (what NCCL's own tuning model picks among its "
+                  "algorithms when NCCL_ALGO is unset), or auto (every cclab algorithm)")
       ->capture_default_str();
   cmd->callback([args, cmd] {
     args->collective_given = cmd->count("--collective") > 0;

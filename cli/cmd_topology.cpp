@@ -1,4 +1,6 @@
-// `cclab topology show|dot|dump TOPO`: inspect a preset or a topology file.
+// `cclab topology show|nccl|dot|dump TOPO`: inspect a preset or a topology file.
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -9,6 +11,8 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/model/nccl_tuning.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "topology/presets.hpp"
 #include "topology/yaml_io.hpp"
 
@@ -56,6 +60,64 @@ void show(const topo::Topology& t) {
   }
 }
 
+// The communicator as NCCL's tuning model sees it on this topology: the graphs cclab reproduces from NCCL's
+// search, and NCCL's table in the layout NCCL prints under NCCL_DEBUG_SUBSYS=TUNING (blocks of three
+// algorithms, latency in µs / algorithm bandwidth in GB/s per protocol), to set beside a real run's log.
+void show_nccl(const topo::Topology& t) {
+  const planners::NcclSearch search = planners::nccl_search(t);
+  if (!search.comm)
+    throw ConfigError(fmt::format("{}: cclab cannot reproduce NCCL's graphs: {}", t.name(), search.why_not));
+  const NcclComm& c = *search.comm;
+  fmt::print(
+      "NCCL's graphs on {} ({} node{}, {} ranks, {}, {} host, {} inside a node), as cclab reproduces its "
+      "search (NCCL 2.30):\n",
+      t.name(), c.nodes, c.nodes == 1 ? "" : "s", c.ranks, topo::to_string(c.arch),
+      c.host ? topo::to_string(*c.host) : "unknown", c.nvlink ? "NVLink" : "PCIe");
+  for (int a = 0; a < kNcclAlgoCount; ++a) {
+    const NcclGraph& g = c.graphs[a];
+    const auto algo = static_cast<NcclAlgo>(a);
+    if (g.channels == 0) {
+      fmt::print("  {:<14} none{}\n", nccl_algo_name(algo),
+                 algo == NcclAlgo::CollNetDirect || algo == NcclAlgo::CollNetChain
+                     ? " (CollNet graphs are not reproduced)"
+                     : "");
+      continue;
+    }
+    fmt::print("  {:<14} {:>2} channels, bwIntra {:5.1f} GB/s, bwInter {:5.1f} GB/s\n", nccl_algo_name(algo),
+               g.channels, g.bw_intra_GBps, g.bw_inter_GBps);
+  }
+  const NcclTuningModel model(c);
+  constexpr std::array<std::pair<Collective, std::string_view>, 5> kFunctions = {
+      {{Collective::Broadcast, "Broadcast"},
+       {Collective::Reduce, "Reduce"},
+       {Collective::AllGather, "AllGather"},
+       {Collective::ReduceScatter, "ReduceScatter"},
+       {Collective::AllReduce, "AllReduce"}}};
+  fmt::print("NCCL's tuning table (latency us / bandwidth GB/s; 0.0/0.0: off):\n");
+  for (int block = 0; block < kNcclAlgoCount; block += 3) {
+    const int end = std::min(kNcclAlgoCount, block + 3);
+    std::string algos = "  Algorithm   |", protocols = "  Protocol    |";
+    for (int a = block; a < end; ++a) {
+      algos += fmt::format(" {:^48} |", nccl_algo_name(static_cast<NcclAlgo>(a)));
+      for (const Protocol p : kNcclProtocols)
+        protocols += fmt::format(" {:>14} |", p == Protocol::LL      ? "LL"
+                                              : p == Protocol::LL128 ? "LL128"
+                                                                     : "Simple");
+    }
+    fmt::print("{}\n{}\n", algos, protocols);
+    for (const auto& [collective, name] : kFunctions) {
+      std::string row = fmt::format("{:>13} |", name);
+      for (int a = block; a < end; ++a)
+        for (const Protocol p : kNcclProtocols) {
+          const NcclTuningEntry e = model.entry(collective, static_cast<NcclAlgo>(a), p);
+          row += e.bandwidth_GBps > 0 ? fmt::format("{:8.1f}/{:6.1f} |", e.latency_us, e.bandwidth_GBps)
+                                      : fmt::format("{:8.1f}/{:6.1f} |", 0.0, 0.0);
+        }
+      fmt::print("{}\n", row);
+    }
+  }
+}
+
 }  // namespace
 
 void add_topology_command(CLI::App& app) {
@@ -72,7 +134,7 @@ void add_topology_command(CLI::App& app) {
     sub->add_option("topology", args->topology,
                     "preset spec (dgx_a100:4, pcie_server:2,gpus=4,...) or YAML path")
         ->capture_default_str();
-    if (std::string(name) != "show")
+    if (std::string(name) != "show" && std::string(name) != "nccl")
       sub->add_option("-o,--output", args->output, "write to FILE (default: stdout)");
     sub->callback([args, action] { action(topo::load_topology(args->topology), args->output); });
   };
@@ -83,6 +145,10 @@ void add_topology_command(CLI::App& app) {
     t.write_dot(text);
     write_output(text.str(), out);
   });
+  add("nccl",
+      "NCCL's view: the graphs cclab reproduces from NCCL's search and NCCL's tuning table, in the layout "
+      "NCCL_DEBUG_SUBSYS=TUNING prints",
+      [](const topo::Topology& t, const std::string&) { show_nccl(t); });
   add("dump", "YAML that `--topology FILE` loads back", [](const topo::Topology& t, const std::string& out) {
     write_output(topo::dump_topology_yaml(t), out);
   });

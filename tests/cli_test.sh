@@ -126,6 +126,10 @@ sed 's/nodes: \[1, 2, 4\]/nodes: [1, 2, 8]/' "$dir/gate.yaml" > "$dir/moved.yaml
 check regress-new-missing 1 "8 new, 8 missing" -- "$cclab" regress "$dir/moved.yaml" --baseline "$dir/base.json"
 check workload-bad 1 "^cclab: error: unknown workload 'alexnet'" -- "$cclab" workload show alexnet
 check topology-show 0 "16 GPUs" -- "$cclab" topology show dgx_a100:2
+# NCCL's view of a node: NVLS's AllReduce entry is its 25 us and 8 x 59.5 GB/s x 8/14 (tuning.cc by hand).
+check topology-nccl 0 "AllReduce \|.* 25\.0/ 272\.0 \|" -- "$cclab" topology nccl dgx_h100:1
+check topology-nccl-graphs 0 "NVLS +8 channels, bwIntra  40\.0 GB/s, bwInter  60\.0 GB/s" -- "$cclab" topology nccl dgx_h100:1
+check topology-nccl-unknown 1 "cannot reproduce NCCL's graphs: .*gpu_arch" -- "$cclab" topology nccl pcie_server:1
 check topology-dot 0 "digraph" -- "$cclab" topology dot pcie_server:2
 "$cclab" topology dump "pcie_server:2,gpus=2,fabric=leaf_spine" -o "$dir/t.yaml"
 check topology-file 0 "4 GPUs" -- "$cclab" topology show "$dir/t.yaml"
@@ -220,6 +224,9 @@ check plan-dgx1-one-nic 0 "busbw 12\.[0-9]+ GB/s" -- "$cclab" plan --topology dg
 # out at 4 MiB and the ring runs another protocol; a name NCCL does not have is refused with the syntax.
 check plan-nccl-algo-excluded 0 "plan: ring allreduce" -- "$cclab" plan --topology dgx_h100:1 --algo '^NVLS' --size 8GiB
 check plan-nccl-proto-excluded 0 "protocol (ll|simple) " -- "$cclab" plan --topology dgx_h100:1 --algo ring --protocol '^ll128' --size 4MiB
+# `nccl` runs what NCCL's tuning model picks: the ring on two A100 nodes with four NICs, not the faster tree.
+check plan-nccl-tuner 0 "ring +simple +[0-9.]+ us +<- NCCL's pick" -- "$cclab" plan --topology dgx_a100:2,nics=4 --algo nccl --size 4GiB --cost never
+check plan-nccl-per-transfer 0 "NCCL's pick: NCCL picks a send/receive's protocol per transfer" -- "$cclab" plan --topology dgx_h100:1 --collective alltoall --algo nccl --size 1MiB --cost never
 check plan-nccl-proto-bad 1 "or \^ and the ones to leave out" -- "$cclab" plan --topology dgx_h100:1 --protocol 'll,ll256' --size 4MiB
 
 exit $fail

@@ -749,6 +749,37 @@ TEST(Compare, SaysWhenARunLaunchedCudaGraphs) {
   EXPECT_EQ(read_nccl_tests_log(data("reduce_scatter.json")).graph_iterations, 0);  // config.graph 0
 }
 
+// A log's tuner lines against NCCL's tuning model as cclab reproduces it: on one H100 node NCCL ran its ring
+// under LL from 8 B to 1 MiB and NVLS from 2 MiB (the switch of nccl-tests#309); one line here says the tree
+// at 16 MiB, which cclab's table does not pick, and is reported.
+TEST(Compare, TunerLinesAgainstNcclsModelAsReproduced) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  std::string text = "# Collective test starting: all_reduce_perf\n";
+  int lines = 0;
+  for (std::uint64_t bytes = 8; bytes <= (std::uint64_t{1} << 30); bytes *= 8, ++lines) {
+    const char* algo = bytes <= (1u << 20) ? "RING" : bytes == (std::uint64_t{16} << 20) ? "TREE" : "NVLS";
+    const char* proto = bytes <= (1u << 20) ? "LL" : "SIMPLE";
+    text += fmt::format(
+        "host:1:1 [0] NCCL INFO AllReduce: {} Bytes -> Algo {} proto {} channel{{Lo..Hi}}={{0..0}}\n", bytes,
+        algo, proto);
+  }
+  text += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  for (std::uint64_t bytes = 8; bytes <= (std::uint64_t{1} << 30); bytes *= 8)
+    text += fmt::format("{} {} float sum -1 10.0 0 0 0 10.0 0 0 0\n", bytes, bytes / 4);
+  const NcclTestsLog log = parse_nccl_tests_text(text, "tuned");
+  ASSERT_EQ(static_cast<int>(log.tuned.size()), lines);
+  const auto agreement = tuner_agreement(log, t, Collective::AllReduce, {}, kAllNcclProtocolBits);
+  ASSERT_TRUE(agreement);
+  EXPECT_EQ(agreement->sizes, lines);
+  EXPECT_EQ(agreement->agree, lines - 1);
+  ASSERT_EQ(agreement->differences.size(), 1u);
+  EXPECT_EQ(agreement->differences[0], "16777216 B: the log Tree/Simple, cclab NVLS/Simple");
+  // Not for collectives whose printed bytes are per rank, nor where cclab cannot reproduce NCCL's graphs.
+  EXPECT_FALSE(tuner_agreement(log, t, Collective::AllGather, {}, kAllNcclProtocolBits));
+  EXPECT_FALSE(tuner_agreement(log, topo::make_preset("pcie_server:1,gpus=8"), Collective::AllReduce, {},
+                               kAllNcclProtocolBits));
+}
+
 // NCCL's tuner lines (NCCL_DEBUG_SUBSYS=TUNING), in both formats, choose each size's algorithm and protocol:
 // a log whose sizes ran different algorithms under forced protocols, written from the model's own times for
 // them, compares at rounding error only when each row is costed with its own (CollNetChain too, on SHARP

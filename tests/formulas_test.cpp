@@ -1008,6 +1008,15 @@ TEST(NcclTuning, NcclSelectionsRunWhatNcclsModelPicks) {
   EXPECT_EQ(simple_only.choose(mid, a100, "nccl").algorithm, "tree");
   EXPECT_EQ(simple_only.choose(mid, a100, "nccl").protocol, Protocol::Simple);
 
+  // Three GB200 partitions of 4 GPUs joined by InfiniBand, NVLS off (NVIDIA/nccl#1801, 16 GiB): NCCL ran the
+  // ring although its tree was faster (196.7 against 234.4 GB/s of busbw); its model prices the ring at 164
+  // ms (the run took 160).
+  const topo::Topology gb200 = topo::make_preset("gb200_nvl72:3,gpus=4,nics=4");
+  const CollectiveSpec sixteen = spec_for(gb200, Collective::AllReduce, std::uint64_t{1} << 32, DType::F32);
+  const Candidate& nvls_off = selector.choose(sixteen, gb200, "^NVLS,NVLSTree");
+  EXPECT_EQ(nvls_off.algorithm, "ring");
+  EXPECT_LT(selector.choose(sixteen, gb200, "tree").time_s, nvls_off.time_s);
+
   // One H100 node: NVLS at 8 GiB, as NCCL runs it; the ring when NCCL_ALGO leaves NVLS out.
   const topo::Topology h100 = topo::make_preset("dgx_h100:1");
   const CollectiveSpec huge = spec_for(h100, Collective::AllReduce, std::uint64_t{1} << 31, DType::F32);

@@ -323,6 +323,16 @@ TEST(RingSearch, NcclGraphsAsItsSearchLeavesThem) {
     expect(four.comm->graph(NcclAlgo::Ring), {4, 24, 24}, "2 x a100, 4 nics, ring");
     expect(four.comm->graph(NcclAlgo::Tree), {4, 48, 24}, "2 x a100, 4 nics, tree");
   }
+  {
+    // Two H800 nodes (8 NVLinks, 160 GB/s of payload a GPU): NVLink, not the NICs, holds the channels' speed,
+    // 22 GB/s (8 x 22 x 7/8 <= 160; 24 is over), for the ring and the tree alike. NCCL's own table on such
+    // nodes (NVIDIA/nccl#1154) gives the tree 68.8 GB/s of algbw: 8 x 22 x 0.92 / 2 x 0.85, the last factor
+    // being the simpler tree pattern Hopper falls back to, which cclab does not model.
+    const NcclSearch s = nccl_search(topo::make_preset("dgx_h100:2,nvlink=200GB/s"));
+    ASSERT_TRUE(s.comm) << s.why_not;
+    expect(s.comm->graph(NcclAlgo::Ring), {8, 22, 22}, "2 x h800 ring");
+    expect(s.comm->graph(NcclAlgo::Tree), {8, 22, 22}, "2 x h800 tree");
+  }
   // Where cclab does not reproduce NCCL's search it says why.
   Topology pcie_server = topo::make_preset("pcie_server:1");
   const NcclSearch unknown = nccl_search(pcie_server);

@@ -185,6 +185,14 @@ double channel_speed_cap_Bps(std::optional<topo::GpuArch> arch, bool network) {
   return kMaxPerChannel_GBps[static_cast<int>(*arch)][network ? 1 : 0] * 1e9;
 }
 
+namespace {
+// NCCL's search keeps its speed arrays by generation: one up to Ampere, sm90's, sm100's.
+std::span<const double> by_generation(topo::GpuArch arch, std::span<const double> volta_ampere,
+                                      std::span<const double> hopper, std::span<const double> blackwell) {
+  return arch == topo::GpuArch::Hopper ? hopper : arch == topo::GpuArch::Blackwell ? blackwell : volta_ampere;
+}
+}  // namespace
+
 std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch) {
   // NCCL 2.30, src/graph/search.cc.
   static constexpr double kVoltaAmpere[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
@@ -192,14 +200,7 @@ std::span<const double> nccl_intra_speeds_GBps(topo::GpuArch arch) {
   static constexpr double kHopper[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
   static constexpr double kBlackwell[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
                                           40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
-  switch (arch) {
-    case topo::GpuArch::Hopper:
-      return kHopper;
-    case topo::GpuArch::Blackwell:
-      return kBlackwell;
-    default:
-      return kVoltaAmpere;
-  }
+  return by_generation(arch, kVoltaAmpere, kHopper, kBlackwell);
 }
 
 std::span<const double> nccl_inter_speeds_GBps(topo::GpuArch arch) {
@@ -210,14 +211,7 @@ std::span<const double> nccl_inter_speeds_GBps(topo::GpuArch arch) {
                                        15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
   static constexpr double kBlackwell[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
                                           20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-  switch (arch) {
-    case topo::GpuArch::Hopper:
-      return kHopper;
-    case topo::GpuArch::Blackwell:
-      return kBlackwell;
-    default:
-      return kVoltaAmpere;
-  }
+  return by_generation(arch, kVoltaAmpere, kHopper, kBlackwell);
 }
 
 std::string_view to_string(Protocol protocol) {

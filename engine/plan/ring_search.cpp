@@ -476,15 +476,16 @@ NcclSearch nccl_search(const Topology& topology) {
   // A GPU's NVLink carries every channel but the one it leaves the node by.
   const double share = s.gpus > 1 ? static_cast<double>(s.gpus - 1) / s.gpus : 0.0;
   auto fits = [&](int channels, double speed) { return channels * speed * share <= nvlink_GBps + 1e-9; };
-  // The ring: one channel per NIC (more where a NIC carries several at the speed), at the highest speed the
-  // NIC and NVLink carry; lower speeds that fit more channels move no more and lose the tie.
+  // The ring: one channel per NIC (more where a NIC carries several at the top speed it allows), at the
+  // highest speed the NIC and NVLink carry; lower speeds that would fit more channels move no more and lose
+  // the tie (NCCL keeps a graph only for a larger channels x speed). Two H800 nodes: 8 channels at 22 GB/s,
+  // held by NVLink, as NCCL's own table there says (NVIDIA/nccl#1154, its tree's 68.8 GB/s).
   std::size_t at = first_at_most(speeds, nic_GBps);
-  int channels = 0;
-  for (; at < speeds.size(); ++at) {
-    channels = std::min(32, static_cast<int>(nics.size()) *
-                                std::max(1, static_cast<int>(std::floor(nic_GBps / speeds[at] + 1e-9))));
-    if (fits(channels, speeds[at])) break;
-  }
+  const int channels =
+      std::min(32, static_cast<int>(nics.size()) *
+                       std::max(1, static_cast<int>(std::floor(nic_GBps / speeds[at] + 1e-9))));
+  while (at < speeds.size() && !fits(channels, speeds[at]))
+    ++at;
   if (at == speeds.size()) {
     out.why_not = "no speed of NCCL's search fits the node's NVLink";
     return out;
@@ -494,8 +495,10 @@ NcclSearch nccl_search(const Topology& topology) {
   ring = {dup, ring_speed, ring_speed};
   // The tree: the ring's channels; across nodes each NIC carries its share, and (pass 2) bwIntra rises while
   // under twice bwInter and NVLink carries it (the 2-node and CollNet case the tuning model reads).
-  const std::size_t tree_at =
+  std::size_t tree_at =
       first_at_most(speeds, nic_GBps * static_cast<double>(nics.size()) / static_cast<double>(dup));
+  while (tree_at + 1 < speeds.size() && !fits(dup, speeds[tree_at]))
+    ++tree_at;  // pass 1 searches bwIntra and bwInter at one speed
   std::size_t intra = tree_at;
   while (intra > 0 && speeds[intra] < 2 * speeds[tree_at] && fits(dup, speeds[intra - 1]))
     --intra;

@@ -11,6 +11,7 @@
 
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
+#include "engine/plan/ring_search.hpp"
 #include "engine/plan/selection.hpp"
 
 namespace cclab {
@@ -115,6 +116,43 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
     c.note += ", no LL128 before NCCL 2.5";
   }
   return c;
+}
+
+std::optional<TunerAgreement> tuner_agreement(const NcclTestsLog& log, const topo::Topology& topology,
+                                              Collective collective, const PlanOptions& options,
+                                              unsigned auto_protocols) {
+  if (log.tuned.empty()) return std::nullopt;
+  if (collective != Collective::AllReduce && collective != Collective::Broadcast &&
+      collective != Collective::Reduce)
+    return std::nullopt;
+  if (!planners::nccl_search(topology).comm) return std::nullopt;
+  CostParams cost;
+  cost.protocol = Protocol::Auto;
+  cost.auto_protocols = auto_protocols;
+  Selector selector(cost);
+  TunerAgreement out;
+  for (const auto& [bytes, tuned] : log.tuned) {
+    // NCCL's estimate depends on the bytes alone: any type that divides them.
+    const DType dtype = bytes % 4 == 0 ? DType::F32 : DType::F16;
+    if (bytes == 0 || bytes % dtype_size_bytes(dtype) != 0) continue;
+    const CollectiveSpec spec = spec_for(topology, collective, bytes / dtype_size_bytes(dtype), dtype);
+    const Candidate& pick = selector.choose(spec, topology, "nccl", options);
+    if (!pick.support.ok || pick.nccl_estimates.empty()) continue;
+    const std::string& nccl_name = require_algorithm(collective, pick.algorithm).nccl;
+    const auto logged = parse_protocol(ascii_lowercase(tuned.protocol));
+    ++out.sizes;
+    if (ascii_lowercase(nccl_name) == ascii_lowercase(tuned.algorithm) && logged == pick.protocol) {
+      ++out.agree;
+      continue;
+    }
+    const std::string_view protocol_name = pick.protocol == Protocol::LL      ? "LL"
+                                           : pick.protocol == Protocol::LL128 ? "LL128"
+                                                                              : "Simple";
+    out.differences.push_back(fmt::format("{} B: the log {}/{}, cclab {}/{}", bytes, tuned.algorithm,
+                                          tuned.protocol, nccl_name, protocol_name));
+  }
+  if (out.sizes == 0) return std::nullopt;
+  return out;
 }
 
 Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& topology,

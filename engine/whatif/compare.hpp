@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,20 @@ struct LogChoice {
 LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> collective,
                          std::optional<std::string> algorithm, std::optional<Protocol> protocol,
                          const std::string& fallback_algorithm, Protocol fallback_protocol);
+
+// Where the log has NCCL's tuner lines: at how many of their sizes NCCL's tuning model as cclab reproduces it
+// (the `nccl` selection, engine/model/nccl_tuning.hpp) picks the algorithm and protocol the log says NCCL ran
+// — a check of cclab's graphs and table against the machine's own. For allreduce, broadcast and reduce (whose
+// printed bytes are the whole buffer), with the protocols the run allowed; nullopt for a log without tuner
+// lines, another collective, or a topology where cclab cannot reproduce NCCL's graphs.
+struct TunerAgreement {
+  int sizes = 0;
+  int agree = 0;
+  std::vector<std::string> differences;  // "33554432 B: the log NVLSTree/Simple, cclab Tree/LL128"
+};
+std::optional<TunerAgreement> tuner_agreement(const NcclTestsLog& log, const topo::Topology& topology,
+                                              Collective collective, const PlanOptions& options,
+                                              unsigned auto_protocols);
 
 // The NCCL row of constants (topo::GpuArch: NCCL's compCapIndex) that a GPU's marketing name, as nccl-tests
 // prints it ("NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-32GB"), belongs to; nullopt for a name not known here.
