@@ -74,8 +74,8 @@ struct NcclComm {
   int nodes = 1;
   int ranks = 1;
   bool nvlink = true;  // the graphs run over NVLink inside a node (typeIntra NVL), else PCIe
-  // The graphs, by NcclAlgo: ring and tree; NVLS (and NVLSTree, which shares it) on NVSwitch nodes of Hopper
-  // and later; CollNet and PAT with no graph here, so never chosen.
+  // The graphs, by NcclAlgo: ring and tree; NVLS on NVSwitch nodes of Hopper and later; NVLSTree reads NVLS's
+  // graph and PAT the tree's, as in NCCL; CollNet has none here (channels 0), so it is never priced.
   std::array<NcclGraph, kNcclAlgoCount> graphs{};
   const NcclGraph& graph(NcclAlgo a) const { return graphs[static_cast<int>(a)]; }
 };
