@@ -127,6 +127,11 @@ collective_row "allreduce 128 MiB, 3 x (8 x A100, 4 x HDR), ring" 96 dgx_a100:3,
 collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NCCL default (NVLSTree)" 430 dgx_h100:2,net=roce nccl 8GiB
 collective_row "allreduce 8 GiB, 2 x (8 x H100, 8 x 400G RoCE), NVLS off (ring)" 330 dgx_h100:2,net=roce ring 8GiB
 collective_row "allreduce 8 GiB, 4 x (8 x H100, 8 x 400G RoCE), NCCL default" 320 dgx_h100:4,net=roce nccl 8GiB
+# NVIDIA/nccl#1368 (2024): 5 servers of 8 x H100 with 4 x 400 Gb/s RoCE NICs each, all_reduce_perf -b 1M -e 1G
+# on 40 ranks, "tree bus bandwidth(150GB/s) is slower than ring bandwidth (190GB/s)" under NCCL_ALGO=Tree and
+# =Ring (the user's figures for the sweep; cclab at its largest size). Added 2026-12-07, no change made.
+collective_row "allreduce 1 GiB, 5 x (8 x H100, 4 x 400G RoCE), Ring" 190 dgx_h100:5,nics=4,net=roce Ring 1GiB
+collective_row "allreduce 1 GiB, 5 x (8 x H100, 4 x 400G RoCE), Tree" 150 dgx_h100:5,nics=4,net=roce Tree 1GiB
 # The same fabric five NCCL releases later: 2 x (8 x H200, 8 x 400 Gb/s RoCE on BlueField-3), nccl-tests 2.18.3,
 # NCCL 2.30.4, all_reduce_perf -b 1K -e 16G -g 8 (one process per node), NCCL_MIN_NCHANNELS=32 (ring and tree
 # channels; NVLS keeps its own, src/graph/connect.cc): github.com/schmaustech/nvidia-tools-image, README.md (2026),
