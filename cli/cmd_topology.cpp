@@ -100,9 +100,7 @@ void show_nccl(const topo::Topology& t) {
     for (int a = block; a < end; ++a) {
       algos += fmt::format(" {:^48} |", nccl_algo_name(static_cast<NcclAlgo>(a)));
       for (const Protocol p : kNcclProtocols)
-        protocols += fmt::format(" {:>14} |", p == Protocol::LL      ? "LL"
-                                              : p == Protocol::LL128 ? "LL128"
-                                                                     : "Simple");
+        protocols += fmt::format(" {:>14} |", nccl_protocol_name(p));
     }
     fmt::print("{}\n{}\n", algos, protocols);
     for (const auto& [collective, name] : kFunctions) {

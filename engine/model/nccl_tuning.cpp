@@ -66,6 +66,13 @@ std::optional<NcclAlgo> parse_nccl_algo(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view nccl_protocol_name(Protocol protocol) {
+  return protocol == Protocol::LL       ? "LL"
+         : protocol == Protocol::LL128  ? "LL128"
+         : protocol == Protocol::Simple ? "Simple"
+                                        : "";
+}
+
 NcclTuningModel::NcclTuningModel(NcclComm comm) : comm_(comm) {}
 
 NcclTuningEntry NcclTuningModel::entry(Collective collective, NcclAlgo algo, Protocol protocol) const {

@@ -27,6 +27,8 @@ inline constexpr int kNcclAlgoCount = 7;
 std::string_view nccl_algo_name(NcclAlgo algo);  // NCCL_ALGO's spelling: Tree, Ring, ..., PAT
 // From an NCCL_ALGO name in any case (CollNet for CollNetDirect); nullopt when it is none.
 std::optional<NcclAlgo> parse_nccl_algo(std::string_view name);
+// A protocol in NCCL_PROTO's spelling (LL, LL128, Simple), as NCCL's logs print it; "" for Raw and Auto.
+std::string_view nccl_protocol_name(Protocol protocol);
 
 // ncclTunerConstantsDefaults (src/graph/tuning.cc), µs and GB/s. Protocol index: LL 0, LL128 1, Simple 2;
 // hardware index: NVLink 0, PCIe 1, network 2; architecture rows Volta, Ampere, Hopper, Blackwell (its

@@ -404,6 +404,13 @@ std::size_t first_at_most(std::span<const double> speeds, double limit) {
   return i;
 }
 
+// NCCL's PAT reads the tree's graph and NVLSTree the NVLS one (src/init.cc, the graphs by algorithm).
+NcclComm shared_graphs(NcclComm c) {
+  c.graphs[static_cast<int>(NcclAlgo::Pat)] = c.graph(NcclAlgo::Tree);
+  c.graphs[static_cast<int>(NcclAlgo::NvlsTree)] = c.graph(NcclAlgo::Nvls);
+  return c;
+}
+
 }  // namespace
 
 NcclSearch nccl_search(const Topology& topology) {
@@ -461,9 +468,7 @@ NcclSearch nccl_search(const Topology& topology) {
     if (nvls)
       search_nvls(nccl_intra_speeds_GBps(c.arch), std::min(32, s.gpus),
                   std::numeric_limits<double>::infinity());
-    c.graphs[static_cast<int>(NcclAlgo::Pat)] = tree;
-    c.graphs[static_cast<int>(NcclAlgo::NvlsTree)] = nvls_graph;
-    out.comm = c;
+    out.comm = shared_graphs(c);
     return out;
   }
   const auto nics = topology.nics_of_node(topology.node_of_rank(groups[0][0]));
@@ -504,9 +509,7 @@ NcclSearch nccl_search(const Topology& topology) {
     --intra;
   tree = {dup, speeds[intra], speeds[tree_at]};
   if (nvls) search_nvls(speeds, std::min({32, s.gpus, static_cast<int>(nics.size())}), nic_GBps);
-  c.graphs[static_cast<int>(NcclAlgo::Pat)] = tree;  // NCCL's PAT and NVLSTree read these graphs
-  c.graphs[static_cast<int>(NcclAlgo::NvlsTree)] = nvls_graph;
-  out.comm = c;
+  out.comm = shared_graphs(c);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
+#include "engine/model/nccl_tuning.hpp"
 #include "engine/plan/ring_search.hpp"
 #include "engine/plan/selection.hpp"
 
@@ -145,11 +146,8 @@ std::optional<TunerAgreement> tuner_agreement(const NcclTestsLog& log, const top
       ++out.agree;
       continue;
     }
-    const std::string_view protocol_name = pick.protocol == Protocol::LL      ? "LL"
-                                           : pick.protocol == Protocol::LL128 ? "LL128"
-                                                                              : "Simple";
     out.differences.push_back(fmt::format("{} B: the log {}/{}, cclab {}/{}", bytes, tuned.algorithm,
-                                          tuned.protocol, nccl_name, protocol_name));
+                                          tuned.protocol, nccl_name, nccl_protocol_name(pick.protocol)));
   }
   if (out.sizes == 0) return std::nullopt;
   return out;
