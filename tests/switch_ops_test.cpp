@@ -145,6 +145,39 @@ TEST(Nvls, ReduceScatterAndAllgatherThroughTheSwitch) {
   }
 }
 
+// NCCL gives each NVLS head its chunk (128 KiB) per step whatever the domain's size, and opens 16 NVLS
+// channels on Hopper and 24 in one Blackwell NVLink domain (src/transport/nvls.cc). A round of 1 MiB on every
+// domain shrank a member's share with the domain: 14.5 KiB on an NVL72 rack, below NCCL's smallest chunk, and
+// nine times the switch instances to plan, cost and verify.
+TEST(Nvls, EachMemberMovesNcclsChunkPerRound) {
+  // The longest SwitchReduce of a plan, in elements, and its channel count.
+  auto shape = [](const std::string& preset, std::uint64_t bytes, PlanOptions options = {}) {
+    const topo::Topology t = topo::make_preset(preset);
+    const CollectiveSpec spec = spec_for(t, Collective::AllReduce, bytes / 4, DType::F32);
+    const Schedule s = require_algorithm(Collective::AllReduce, "nvls").plan(spec, t, options);
+    std::uint64_t longest = 0;
+    int channels = 0;
+    for (const Program& p : s.ranks)
+      for (const Op& op : p.ops)
+        if (op.kind == OpKind::SwitchReduce) {
+          longest = std::max(longest, op.src.count);
+          channels = std::max(channels, static_cast<int>(op.channel) + 1);
+        }
+    return std::pair{longest, channels};
+  };
+  const std::uint64_t nccl_chunk = (128 << 10) / 4;
+  EXPECT_EQ(shape("dgx_h100:1", 256 << 20), std::pair(nccl_chunk, 16));
+  EXPECT_EQ(shape("dgx_h100:1,gpus=4", 256 << 20), std::pair(nccl_chunk, 16));
+  EXPECT_EQ(shape("dgx_b200:1", 256 << 20), std::pair(nccl_chunk, 24));
+  EXPECT_EQ(shape("gb200_nvl72:1", 256 << 20), std::pair(nccl_chunk, 24));
+  // A smaller pipeline chunk is each member's share; a larger one does not raise NCCL's; 0 is one round.
+  EXPECT_EQ(shape("gb200_nvl72:1", 256 << 20, {.chunk_bytes = 16 << 10}).first, (16u << 10) / 4);
+  EXPECT_EQ(shape("dgx_h100:1", 256 << 20, {.chunk_bytes = 64 << 20}).first, nccl_chunk);
+  const auto unchunked = shape("dgx_h100:1", 256 << 20, {.chunk_bytes = 0, .channels = 2});
+  EXPECT_EQ(unchunked.first, (256u << 20) / 4 / 8 / 2);
+  EXPECT_EQ(unchunked.second, 2);
+}
+
 TEST(Nvls, TreeAcrossNodesOnlyWithNvlinkDomainsInEveryNode) {
   const Algorithm& a = require_algorithm(Collective::AllReduce, "nvls_tree");
   auto support = [](const std::string& preset) { return allreduce_support("nvls_tree", preset); };

@@ -61,6 +61,15 @@ std::uint64_t chunk_of(const PlanOptions& o, const CollectiveSpec& spec) {
   return planners::chunk_elems(o.chunk_bytes, spec.dtype);
 }
 
+// NVLS inside one NVLink domain: NCCL's channels for it and its chunk per member
+// (engine/plan/switch_pattern.hpp).
+int nvls_channels(const PlanOptions& o, const Topology& t) {
+  return channels_or(o, planners::nvls_domain_channels(t));
+}
+std::uint64_t nvls_round_of(const PlanOptions& o, const CollectiveSpec& spec) {
+  return planners::nvls_round_elems(chunk_of(o, spec), spec.dtype, spec.world_size);
+}
+
 Support needs_world(const CollectiveSpec& spec, const Topology& t) {
   if (spec.world_size < 1) return Support::no("the world is empty");
   if (static_cast<int>(t.gpus().size()) != spec.world_size) {
@@ -214,9 +223,8 @@ std::vector<Algorithm> make_registry() {
       });
   add("nvls", Collective::AllReduce,
       "NVLink SHARP: reduction and multicast inside the NVSwitch (one NVLink domain, Hopper or later)",
-      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
-        return explicit_plan(
-            planners::nvls_allreduce(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::nvls_allreduce(s, nvls_channels(o, t), nvls_round_of(o, s)));
       });
   list.back().nccl = "NVLS";
   // Allreduces that pipeline each local rank's block across nodes (compact NVLSTree and SHARP passes):
@@ -325,9 +333,8 @@ std::vector<Algorithm> make_registry() {
       });
   list.back().nccl = "PAT";
   add("nvls", Collective::ReduceScatter, "NVLink SHARP: each GPU's block reduced inside the NVSwitch",
-      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
-        return explicit_plan(
-            planners::nvls_reduce_scatter(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::nvls_reduce_scatter(s, nvls_channels(o, t), nvls_round_of(o, s)));
       });
   list.back().nccl = "NVLS";
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
@@ -352,9 +359,8 @@ std::vector<Algorithm> make_registry() {
                                              chunk_of(o, s));
   };
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
-      one_nvlink_domain, [](const CollectiveSpec& s, const Topology&, const PlanOptions& o) {
-        return explicit_plan(
-            planners::nvls_allgather(s, channels_or(o, planners::kNvlsDefaultChannels), chunk_of(o, s)));
+      one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
+        return explicit_plan(planners::nvls_allgather(s, nvls_channels(o, t), nvls_round_of(o, s)));
       });
   list.back().nccl = "NVLS";
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,

@@ -52,6 +52,18 @@ Schedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, const
   return s;
 }
 
+int nvls_domain_channels(const topo::Topology& t) {
+  const std::optional<topo::GpuArch> arch = t.gpu_arch();
+  const bool blackwell = arch && *arch == topo::GpuArch::Blackwell;
+  return blackwell && t.num_nodes() == 1 ? 24 : kNvlsDefaultChannels;
+}
+
+std::uint64_t nvls_round_elems(std::uint64_t chunk_elems, DType dtype, int members) {
+  if (chunk_elems == 0) return 0;
+  const std::uint64_t nccl_chunk = std::max<std::uint64_t>(1, kNvlsChunkBytes / dtype_size_bytes(dtype));
+  return std::min(chunk_elems, nccl_chunk) * static_cast<std::uint64_t>(std::max(1, members));
+}
+
 std::optional<std::string> nvls_unsupported(const topo::Topology& t) {
   const std::optional<topo::GpuArch> arch = t.gpu_arch();
   if (!arch || nvls_efficiency(*arch) <= 0) {

@@ -8,9 +8,11 @@
 // Rounds pipeline on their channel: a round's reduce starts while the previous round's store is on the wire,
 // which uses the other direction of the GPU's port most.
 //
-// A round is what one channel moves through the switch per step: the default 1 MiB chunk at P = 8 gives
-// 128 KiB per member, NCCL's NVLS chunk (NCCL_NVLS_CHUNKSIZE). Rounds much larger than that leave one
-// direction of the port idle while the first round's reduce and the last round's store run.
+// A round is what one channel moves through the switch per step. The planners of one NVLink domain size it by
+// nvls_round_elems: each member's share is NCCL's NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB), which NCCL
+// gives each head, so a round grows with the domain (1 MiB at P = 8, 9 MiB on an NVL72 rack). Rounds much
+// larger than that leave one direction of the port idle while the first round's reduce and the last
+// round's store run; much smaller ones pay a step each for little data.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,21 @@ namespace cclab::planners {
 // NCCL's default NVLS channel count on Hopper (its init log: "NVLS multicast support is available on dev N
 // (NVLS_NCHANNELS 16)").
 inline constexpr int kNvlsDefaultChannels = 16;
+
+// NCCL's NVLS channels inside one NVLink domain (NCCL 2.30, src/transport/nvls.cc, ncclNvlsTuning:
+// NVLS_NCHANNELS_SM90 16 on Hopper, NVLS_NCHANNELS_SM100_NVL 24 on Blackwell and later); across nodes
+// cclab keeps 16 (NCCL's Blackwell NVLSTree tuning there depends on the NICs' speed and the path to them).
+int nvls_domain_channels(const topo::Topology& t);
+
+// NCCL's NVLS chunk: what one head reduces and multicasts per step of a channel (NCCL_NVLS_CHUNKSIZE, 128
+// KiB by default: src/transport/nvls.cc; src/enqueue.cc holds the Simple step to it).
+inline constexpr std::uint64_t kNvlsChunkBytes = 128 << 10;
+
+// The round switch_pattern takes for `members` GPUs of one NVLink domain: each member's share is NCCL's
+// NVLS chunk, or the pipeline chunk where that is smaller (chunk_elems 0: one round per channel). NCCL
+// halves its chunk for smaller collectives (to 64, 32, 16 KiB); cclab keeps 128 KiB (README, "How accurate
+// is cclab": with the halving alone, 8-32 MiB on 8 H20 came out 13-15 % faster than measured).
+std::uint64_t nvls_round_elems(std::uint64_t chunk_elems, DType dtype, int members);
 
 // Which steps a switch schedule runs and where each reads and writes. Reduce sources and store destinations
 // are at the same offsets on every member (the switch reaches them all): they must be full-vector places.
