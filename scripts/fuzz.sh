@@ -25,11 +25,10 @@ cmake --build "$build" -j"${CCLAB_JOBS:-2}" --target "${targets[@]}"
 # finding's allocation stacks, run it alone with default options: build-fuzz/fuzz/HARNESS_fuzz FILE.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16
 export UBSAN_OPTIONS=print_stacktrace=1
-status=0
-for h in "${harnesses[@]}"; do
-  corpus="$build/corpus/$h" findings="$build/findings/$h"
+# One harness, its verdict in $build/fuzz-$h.status (0 or 1) and its report on stdout.
+fuzz_one() {
+  local h=$1 corpus="$build/corpus/$1" findings="$build/findings/$1" log="$build/fuzz-$1.log" status=0
   mkdir -p "$corpus" "$findings"
-  log="$build/fuzz-$h.log"
   # -timeout: an input that runs 10 s is a hang; -rss_limit_mb: one that needs 4 GiB is a memory bug.
   if ! "$build/fuzz/${h}_fuzz" "$corpus" "fuzz/corpus/$h" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
@@ -40,5 +39,18 @@ for h in "${harnesses[@]}"; do
   fi
   executed=$(grep -h "stat::number_of_executed_units" "$log" | awk '{s += $2} END {print s + 0}')
   echo "fuzz: $h: $executed executions in ${seconds}s, corpus $(ls "$corpus" | wc -l) inputs"
+  echo "$status" >"$build/fuzz-$h.status"
+}
+# CCLAB_JOBS harnesses at a time (each is one process on one core), reports in the harnesses' order.
+jobs=${CCLAB_JOBS:-2}
+for ((i = 0; i < ${#harnesses[@]}; i += jobs)); do
+  batch=("${harnesses[@]:i:jobs}")
+  for h in "${batch[@]}"; do fuzz_one "$h" >"$build/fuzz-$h.report" & done
+  wait
+  for h in "${batch[@]}"; do cat "$build/fuzz-$h.report"; done
+done
+status=0
+for h in "${harnesses[@]}"; do
+  [[ $(cat "$build/fuzz-$h.status") == 0 ]] || status=1
 done
 exit $status
