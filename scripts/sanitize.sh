@@ -23,7 +23,15 @@ cmake --build "$build" -j"${CCLAB_JOBS:-2}" --target "${tests[@]}" planner_matri
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 regex=$(IFS='|'; echo "^(${tests[*]})$")
 ctest --test-dir "$build" --output-on-failure -j"${CCLAB_JOBS:-2}" -R "$regex"
-"$build/tests/planner_matrix_test" --gtest_brief=1 --gtest_filter='-*_P16:*_P24:*_P31:*_P64'
+# The planner matrix in CCLAB_JOBS shards at once (GoogleTest's sharding), each its own process on a core.
+shards=${CCLAB_JOBS:-2}
+pids=()
+for ((shard = 0; shard < shards; ++shard)); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard "$build/tests/planner_matrix_test" --gtest_brief=1 \
+    --gtest_filter='-*_P16:*_P24:*_P31:*_P64' &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
 # The mpirun suites with full stacks for leaks (fast_unwind_on_malloc=0, slow for malloc-heavy code, hence
 # only here): Open MPI allocates through libc frames without frame pointers, and only a full stack reaches
 # the Open MPI library that tests/lsan-openmpi.supp names.
