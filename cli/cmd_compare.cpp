@@ -100,6 +100,8 @@ void add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare", "Compare nccl-tests measurements (text output or -J JSON) with the model, size by size");
   cmd->add_option("logs", args->logs, "nccl-tests output files")->required();
+  // A log names its GPUs and hosts: the machine comes from it unless another is given.
+  args->collective.topology = "auto";
   args->collective.add_to(*cmd);
   cmd->get_option("--topology")
       ->description(

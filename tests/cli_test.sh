@@ -176,6 +176,7 @@ check compare-text 0 "median \|error\|" -- "$cclab" compare "$src/tests/data/ncc
 check compare-log-algo 0 "algorithm Ring, NCCL_ALGO=Ring from the log" -- "$cclab" compare "$src/tests/data/nccl_tests/all_reduce_current.txt" --topology dgx_a100:1
 check compare-json 0 "reduce_scatter on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_h100:1
 check compare-auto 0 "vs dgx_h100:1, from the log's device lines" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology auto
+check compare-auto-default 0 "vs dgx_h100:1, from the log's device lines" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json"
 check compare-other-gpu 0 "warning: .*NVIDIA H100 80GB HBM3 \(hopper\), but topology 'dgx_a100:1' models ampere" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_a100:1
 check compare-mute 1 "give --collective" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1
 check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1 --collective allgather

@@ -539,6 +539,42 @@ TEST(NcclTestsLog, ThePresetTheDeviceLinesDescribe) {
   EXPECT_NE(refused(NcclTestsLog{}).find("no device lines"), std::string::npos);
 }
 
+// A log pasted with one device line of many (as in issues: "#  Rank 71 ... device 3"): the highest rank
+// counts the ranks, said in a note, and the table is still read as allreduce; `auto` refuses such a log, as
+// the lines it has cannot tell the machine.
+TEST(NcclTestsLog, ACutLogCountsItsRanksByTheHighestDeviceLine) {
+  const std::string rows =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw "
+      "  "
+      "busbw #wrong\n"
+      "   536870912     134217728     float     sum      -1   1806.7  297.16  586.06      0   1835.9  292.43 "
+      " "
+      "576.74      0\n";
+  const NcclTestsLog cut = parse_nccl_tests_text(
+      "#  Rank 71 Group  0 Pid  14840 on node-171 device  3 [0x01] NVIDIA GB200\n#\n" + rows, "cut");
+  EXPECT_EQ(cut.ranks, 72);
+  ASSERT_EQ(cut.gpus.size(), 1u);
+  ASSERT_EQ(cut.notes.size(), 2u);
+  EXPECT_EQ(cut.notes[0], "the log lists 1 device line up to rank 71: taken as 72 ranks");
+  EXPECT_EQ(cut.collective, Collective::AllReduce);  // one rank would not have told allreduce from the rest
+  try {
+    preset_for_log(cut);
+    ADD_FAILURE() << "a log with one device line of 72 gave a preset";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("device lines of 1 of its 72 ranks"), std::string::npos) << e.what();
+  }
+  // Every line there: counted as before, no note.
+  std::string all;
+  for (int r = 0; r < 4; ++r)
+    all += fmt::format("#  Rank {:>2} Group  0 Pid  {} on h1 device  {} [0x01] NVIDIA H100 80GB HBM3\n", r,
+                       10 + r, r);
+  const NcclTestsLog whole = parse_nccl_tests_text(all + rows, "whole");
+  EXPECT_EQ(whole.ranks, 4);
+  ASSERT_EQ(whole.notes.size(), 1u);
+  EXPECT_NE(whole.notes[0].find("taken as allreduce"), std::string::npos);
+  EXPECT_EQ(preset_for_log(whole), "dgx_h100:1,gpus=4");
+}
+
 TEST(NcclTestsLog, JsonFile) {
   const NcclTestsLog log = read_nccl_tests_log(data("reduce_scatter.json"));
   EXPECT_EQ(log.collective, Collective::ReduceScatter);

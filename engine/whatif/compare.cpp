@@ -298,9 +298,14 @@ std::optional<topo::GpuArch> gpu_arch_of_name(std::string_view name) {
 }
 
 std::string preset_for_log(const NcclTestsLog& log) {
-  if (log.gpus.empty() || static_cast<int>(log.gpus.size()) != log.ranks)
+  if (log.gpus.empty())
     throw ConfigError(
         fmt::format("{}: the log has no device lines to take the machine from; give --topology", log.source));
+  if (static_cast<int>(log.gpus.size()) != log.ranks)
+    throw ConfigError(
+        fmt::format("{}: the log lists the device lines of {} of its {} ranks, too few to take "
+                    "the machine from; give --topology",
+                    log.source, log.gpus.size(), log.ranks));
   struct Board {
     std::string_view marker, preset, nvlink;
     int gpus;  // per node; the DGX-1 presets take no gpus=

@@ -331,6 +331,7 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
   std::string raw;
   int line_no = 0;
   bool rows_are_allreduce = true;
+  int highest_rank = -1;  // of the device lines, for a log that lists only some of them
   while (std::getline(in, raw)) {
     ++line_no;
     const std::string_view body = without_launcher_prefix(raw);
@@ -379,8 +380,11 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
       if (rest.size() >= 4 && rest[0] == "Collective" && rest[1] == "test" && rest[2] == "starting:") {
         log.program = std::string(rest[3]);
         log.collective = collective_of_program(rest[3]);
-      } else if (rest.size() >= 2 && rest[0] == "Rank" && number<int>(rest[1])) {
+      } else if (const auto rank =
+                     rest.size() >= 2 && rest[0] == "Rank" ? number<int>(rest[1]) : std::nullopt;
+                 rank && *rank >= 0) {
         ++log.ranks;
+        highest_rank = std::max(highest_rank, *rank);
         // "... on HOST device N [BUS] GPU NAME": the word after "on", and what follows the bus id.
         std::string host, gpu;
         const auto on = std::find(rest.begin(), rest.end(), "on");
@@ -451,6 +455,13 @@ NcclTestsLog parse_nccl_tests_text(std::string_view text, const std::string& sou
     log.rows.push_back(row);
   }
   if (log.rows.empty()) throw ConfigError(fmt::format("{}: no nccl-tests result rows", source));
+  // Logs pasted into issues and chats often keep one device line of many ("#  Rank 71 ... device 3"): the
+  // highest rank says how many there were at least, where counting the lines would say one.
+  if (highest_rank + 1 > log.ranks) {
+    log.notes.push_back(fmt::format("the log lists {} device line{} up to rank {}: taken as {} ranks",
+                                    log.ranks, log.ranks == 1 ? "" : "s", highest_rank, highest_rank + 1));
+    log.ranks = highest_rank + 1;
+  }
   // A log cut from a longer one (or from an older nccl-tests) may not name its collective. Only
   // all_reduce_perf prints rows that reduce (a redop), have no root (-1) and count the whole vector (count x
   // type = size: reduce_scatter counts a rank's block, reduce and broadcast name a root), so such rows are
