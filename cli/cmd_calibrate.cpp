@@ -34,7 +34,7 @@ struct CalibrateArgs {
   std::string out = "calibrated.yaml";
   // --from-nccl-tests: fit the topology's link model to nccl-tests logs instead of measuring (no MPI).
   std::vector<std::string> logs;
-  std::string topology = "dgx_a100:1";
+  std::string topology = "auto";
   std::string algorithm = "ring";
   std::string protocol = "auto";  // as `cclab compare` prices messages, so that the round trip holds
   std::string collective;
@@ -116,7 +116,17 @@ void run_calibrate_from_logs(const CalibrateArgs& args) {
           fmt::format("--collective '{}' is unknown (valid: {})", args.collective, kCollectiveNames));
     }
   }
-  const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(args.topology);
+  // `auto`: the machine of the logs' device lines (preset_for_log), one for all of them.
+  std::string spec = args.topology;
+  if (spec == "auto") {
+    spec = preset_for_log(logs.front());
+    for (const NcclTestsLog& log : logs)
+      if (const std::string other = preset_for_log(log); other != spec)
+        throw ConfigError(fmt::format("--topology auto: {} ran on {}, {} on {}; fit one machine at a time",
+                                      logs.front().source, spec, log.source, other));
+    fmt::print(stderr, "cclab: fitting {}, the machine of the logs' device lines\n", spec);
+  }
+  const std::shared_ptr<topo::Topology> topology = topo::load_topology_mutable(spec);
   // Fitted to a machine other than the one measured, the constants would absorb the difference.
   for (const NcclTestsLog& log : logs) {
     for (const std::string& m : machine_mismatches(log, *topology))
@@ -196,7 +206,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--from-nccl-tests", args->logs,
                   "fit the link model of --topology to these nccl-tests logs (text or -J JSON) instead of "
                   "measuring; no MPI");
-  cmd->add_option("--topology", args->topology, "with --from-nccl-tests: the topology to fit")
+  cmd->add_option(
+         "--topology", args->topology,
+         "with --from-nccl-tests: the topology to fit (a preset, a YAML file, or auto: the machine of "
+         "the logs' device lines, as compare takes it)")
       ->capture_default_str();
   cmd->add_option(
          "--protocol", args->protocol,

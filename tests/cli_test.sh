@@ -177,6 +177,8 @@ check compare-log-algo 0 "algorithm Ring, NCCL_ALGO=Ring from the log" -- "$ccla
 check compare-json 0 "reduce_scatter on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_h100:1
 check compare-auto 0 "vs dgx_h100:1, from the log's device lines" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology auto
 check compare-auto-default 0 "vs dgx_h100:1, from the log's device lines" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json"
+check calibrate-auto 0 "fitting dgx_h100:1, the machine of the logs' device lines" -- "$cclab" calibrate --from-nccl-tests "$src/tests/data/nccl_tests/reduce_scatter.json" --out "$dir/auto_fit.yaml"
+check calibrate-auto-two-machines 1 "ran on dgx_h100:1, .* on dgx_a100:1; fit one machine at a time" -- "$cclab" calibrate --from-nccl-tests "$src/tests/data/nccl_tests/reduce_scatter.json" "$src/tests/data/nccl_tests/all_reduce_current.txt" --out "$dir/x.yaml"
 check compare-other-gpu 0 "warning: .*NVIDIA H100 80GB HBM3 \(hopper\), but topology 'dgx_a100:1' models ampere" -- "$cclab" compare "$src/tests/data/nccl_tests/reduce_scatter.json" --topology dgx_a100:1
 check compare-mute 1 "give --collective" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1
 check compare-given 0 "allgather on 8 ranks" -- "$cclab" compare "$src/tests/data/nccl_tests/all_gather_2019.txt" --topology dgx1_v100:1 --collective allgather
