@@ -249,9 +249,9 @@ void add_sim_command(CLI::App& app) {
   cmd->add_flag(
       "--fast", args->by_pattern,
       "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
-      "instead of simulating op by op (ring, tree and SHARP passes; explicit passes, trees whose up and down "
-      "flows contend on a link, tree and CollNet flows beside a neighbour's streams and SHARP ports other "
-      "flows cross run op by op)");
+      "instead of simulating op by op (ring, tree, SHARP and NVLS passes; explicit passes, trees whose "
+      "up and down flows contend on a link, tree and CollNet flows beside a neighbour's streams and SHARP "
+      "ports other flows cross run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");

@@ -27,7 +27,7 @@ void add_verify_command(CLI::App& app) {
         verify_compact(std::move(s), *patterns ? VerifyDepth::Patterns : VerifyDepth::All);
     fmt::print("OK: {} {} over {} ranks, {} ops: {}\n", verified->algorithm,
                to_string(verified->spec.collective), verified->world_size(), ops,
-               *patterns ? "ring/tree/NVLSTree/SHARP preconditions and explicit passes check out"
+               *patterns ? "ring/tree/NVLSTree/SHARP/NVLS preconditions and explicit passes check out"
                : has_in_place_form(verified->spec.collective)
                    ? "matching, deps, progress, races and result check out (out-of-place and in-place)"
                    : "matching, deps, progress, races and result check out (out-of-place; the collective "

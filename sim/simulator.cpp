@@ -714,8 +714,8 @@ PhaseShares phase_shares(const std::vector<FlowGroup>& groups, const std::map<Ra
   return out;
 }
 
-// A SHARP pass (simulates_by_pattern) goes by pattern at the α-β model's even share of its switch ports
-// (its NIC's link to the SHARP switch, and under NVLS each GPU's NVSwitch port), which is what max-min
+// A SHARP or NVLS pass (simulates_by_pattern) goes by pattern at the α-β model's even share of its switch
+// ports (its NIC's link to the SHARP switch, and under NVLS each GPU's NVSwitch port), which is what max-min
 // sharing gives its switch flows where nothing else crosses those links: the ports' channels, all busy at
 // once (op by op agrees within 0.3 % on 16 DGX H100 nodes, 1 MiB to 256 MiB). Where a connection of the same
 // phase (`flows`, CollNet Direct's own messages inside a node aside: they cross no SHARP port) or a
@@ -724,6 +724,11 @@ void require_lone_switch_ports(const CompactSchedule& s, const topo::Topology& t
                                const std::vector<FlowGroup>& flows) {
   std::unordered_set<std::size_t> ports;
   for (const Lane& lane : s.phases().at(phase).lanes) {
+    if (std::holds_alternative<NvlsPass>(*lane.pass)) {
+      for (const int rank : lane.ranks)
+        ports.insert(reduction_port(t, rank, false).port.link);
+      continue;
+    }
     const auto* sharp = std::get_if<SharpPass>(lane.pass.get());
     if (!sharp) continue;
     for (const int rank : lane.ranks) {

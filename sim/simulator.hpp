@@ -106,16 +106,16 @@ using BatchProgress = std::function<void(std::size_t job)>;
 std::vector<BatchOutcome> simulate_compact_batch(const std::vector<BatchJob>& jobs, int parallel,
                                                  const BatchProgress& finished = {});
 // Whether simulate_compact tries `schedule` by pattern under `params`: asked to (by_pattern), no platform
-// file to write, and ring, tree and SHARP (CollNet Direct and Chain, NVLS+SHARP) passes only. A schedule
-// whose tree lanes contend (a CollNet chain's up and down on its middle GPUs' ports), whose Direct or tree
-// flows cross a neighbour's streams, or whose SHARP ports carry other flows too, still runs op by op
-// (BatchOutcome::by_pattern says which way a batch's jobs ran).
+// file to write, and ring, tree, SHARP (CollNet Direct and Chain, NVLS+SHARP) and NVLS passes only. A
+// schedule whose tree lanes contend (a CollNet chain's up and down on its middle GPUs' ports), whose Direct
+// or tree flows cross a neighbour's streams, or whose SHARP or NVLS ports carry other flows too, still runs
+// op by op (BatchOutcome::by_pattern says which way a batch's jobs ran).
 inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParams& params) {
   if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases()) {
     for (const Lane& lane : phase.lanes) {
       if (!std::holds_alternative<RingPass>(*lane.pass) && !std::holds_alternative<TreePass>(*lane.pass) &&
-          !std::holds_alternative<SharpPass>(*lane.pass))
+          !std::holds_alternative<SharpPass>(*lane.pass) && !std::holds_alternative<NvlsPass>(*lane.pass))
         return false;
     }
   }

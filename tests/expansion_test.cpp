@@ -420,7 +420,8 @@ TEST(CompactJson, RoundTripsEveryPlanner) {
   for (const Algorithm& a : algorithms()) {
     for (const std::string& preset :
          {std::string("pcie_server:3,gpus=1"), std::string("pcie_server:2,gpus=3"),
-          std::string("dgx_h100:3,gpus=2"), std::string("dgx_h100:3,gpus=2,sharp=1")}) {
+          std::string("dgx_h100:3,gpus=2"), std::string("dgx_h100:3,gpus=2,sharp=1"),
+          std::string("dgx_h100:1,gpus=3")}) {  // the last one NVLink domain: NVLS
       const topo::Topology t = topo::make_preset(preset);
       PlanOptions o;
       o.chunk_bytes = 64;
@@ -486,6 +487,69 @@ TEST(CompactJson, NamesTheBadField) {
   }
 }
 
+// The compact checks of `s` (one lane) with its pass, a P, changed by `edit`.
+template <typename P, typename Edit>
+std::optional<std::string> checked_with_edited_pass(const CompactSchedule& s, Edit&& edit) {
+  P pass = std::get<P>(*s.phases()[0].lanes[0].pass);
+  edit(pass);
+  CompactSchedule b(s.spec, s.algorithm);
+  Lane lane = s.phases()[0].lanes[0];
+  lane.pass = std::make_shared<const Pass>(std::move(pass));
+  b.add_lane(std::move(lane));
+  return check_compact(b);
+}
+
+// NVLS inside one NVLink domain is planned as its compact pass: on an NVL72 rack an 8 GiB allreduce is a few
+// numbers, not the 131,328 ops of its expansion (verified op by op, O(P²) a round, until 2026-12-07), and the
+// pass of each collective names the steps it runs. The preconditions refuse roles the switch cannot serve: a
+// multicast of something else than the reduce wrote, a reduce source or multicast destination that is a
+// member's block alone, a role in scratch, no step at all.
+TEST(Compact, NvlsIsPlannedCompactWithRolesTheSwitchCanServe) {
+  const topo::Topology t = topo::make_preset("gb200_nvl72:1");
+  PlanOptions o;
+  o.chunk_bytes = 1 << 20;
+  struct Case {
+    Collective collective;
+    bool reduce, store;
+  };
+  for (const Case c : {Case{Collective::AllReduce, true, true}, Case{Collective::ReduceScatter, true, false},
+                       Case{Collective::AllGather, false, true}}) {
+    const CollectiveSpec spec = spec_for(t, c.collective, 1ULL << 31, DType::F32, ReduceOp::Sum, 0);
+    const CompactSchedule s = require_algorithm(c.collective, "nvls").compact(spec, t, o);
+    ASSERT_EQ(s.phases().size(), 1u);
+    const auto* pass = std::get_if<NvlsPass>(s.phases()[0].lanes[0].pass.get());
+    ASSERT_NE(pass, nullptr) << to_string(c.collective);
+    EXPECT_EQ(pass_name(*s.phases()[0].lanes[0].pass), "nvls");
+    EXPECT_EQ(pass->members(), 72);
+    EXPECT_EQ(pass->channels(), 24);  // one Blackwell NVLink domain
+    EXPECT_EQ(pass->reduce, c.reduce) << to_string(c.collective);
+    EXPECT_EQ(pass->store, c.store) << to_string(c.collective);
+    // Every member's rounds of every channel, each a reduce and/or a multicast.
+    std::uint64_t rounds = 0;
+    for (int ch = 0; ch < pass->channels(); ++ch)
+      rounds += pass->rounds(ch);
+    EXPECT_EQ(count_explicit_ops(s), rounds * 72 * ((c.reduce ? 1 : 0) + (c.store ? 1 : 0)));
+    EXPECT_GT(count_explicit_ops(s), 60'000u);
+    EXPECT_EQ(check_compact(s), std::nullopt) << to_string(c.collective);
+  }
+  const topo::Topology small = topo::make_preset("dgx_h100:1,gpus=3");
+  const CollectiveSpec spec = spec_for(small, Collective::AllReduce, 100, DType::F32, ReduceOp::Sum, 0);
+  const CompactSchedule fine = require_algorithm(Collective::AllReduce, "nvls").compact(spec, small, o);
+  ASSERT_EQ(check_compact(fine), std::nullopt);
+  auto broken = [&](auto&& edit) {
+    return checked_with_edited_pass<NvlsPass>(fine, edit).value_or("(passes)");
+  };
+  EXPECT_NE(broken([](NvlsPass& p) { p.store_src = RolePlace{Buffer::Input}; }).find("something else"),
+            std::string::npos);
+  EXPECT_NE(broken([](NvlsPass& p) { p.reduce_src.own_block_relative = true; }).find("block alone"),
+            std::string::npos);
+  EXPECT_NE(
+      broken([](NvlsPass& p) { p.reduce_dst = p.store_src = RolePlace{Buffer::Scratch}; }).find("scratch"),
+      std::string::npos);
+  EXPECT_NE(broken([](NvlsPass& p) { p.reduce = p.store = false; }).find("neither"), std::string::npos);
+  EXPECT_NE(broken([](NvlsPass& p) { p.channel_count = 0; }).find("0 channels"), std::string::npos);
+}
+
 // The preconditions refuse a CollNetChain pass whose chains do not cover its channels or local ranks.
 TEST(Compact, RejectsBrokenChains) {
   const topo::Topology t = topo::make_preset("dgx_h100:2,gpus=3,sharp=1");
@@ -495,15 +559,7 @@ TEST(Compact, RejectsBrokenChains) {
       require_algorithm(Collective::AllReduce, "collnet_chain")
           .compact(spec_for(t, Collective::AllReduce, 96, DType::F32, ReduceOp::Sum, 0), t, o);
   ASSERT_EQ(check_compact(s), std::nullopt);
-  auto broken = [&](auto&& edit) {
-    SharpPass pass = std::get<SharpPass>(*s.phases()[0].lanes[0].pass);
-    edit(pass);
-    CompactSchedule b(s.spec, s.algorithm);
-    Lane lane = s.phases()[0].lanes[0];
-    lane.pass = std::make_shared<const Pass>(std::move(pass));
-    b.add_lane(std::move(lane));
-    return check_compact(b);
-  };
+  auto broken = [&](auto&& edit) { return checked_with_edited_pass<SharpPass>(s, edit); };
   const auto fewer = broken([](SharpPass& p) { p.chains.pop_back(); });
   ASSERT_TRUE(fewer.has_value());
   EXPECT_NE(fewer->find("has 1 chains"), std::string::npos) << *fewer;

@@ -235,11 +235,11 @@ TEST(SimPatterns, ContendingTreesAndExplicitPassesRunOpByOp) {
   }
 }
 
-// A SHARP algorithm by pattern: at each size it must go by pattern and land within `tolerance` of op by op;
-// with `neighbour` (a stream across one of its ports) added, it must fall back to op by op, bit-equal.
-void expect_sharp_by_pattern(topo::Topology t, const std::string& algorithm,
-                             std::initializer_list<std::uint64_t> sizes, double tolerance,
-                             const topo::Topology::BackgroundFlow& neighbour) {
+// A SHARP or NVLS algorithm by pattern: at each size it must go by pattern and land within `tolerance` of op
+// by op; with `neighbour` (a stream across one of its ports) added, it must fall back to op by op, bit-equal.
+void expect_switch_by_pattern(topo::Topology t, const std::string& algorithm,
+                              std::initializer_list<std::uint64_t> sizes, double tolerance,
+                              const topo::Topology::BackgroundFlow& neighbour) {
   for (const std::uint64_t bytes : sizes) {
     const CompactSchedule s = plan(t, algorithm, bytes);
     ASSERT_TRUE(sim::simulates_by_pattern(s, free_reductions(true)));
@@ -261,8 +261,17 @@ void expect_sharp_by_pattern(topo::Topology t, const std::string& algorithm,
 // crosses those ports (within 1 %); a neighbour's stream through one of the NICs makes the pass run op by op.
 TEST(SimPatterns, NvlsSharpByPatternWhereItsPortsAreItsOwn) {
   const topo::Topology t = topo::make_preset("dgx_h100:4,sharp=1");
-  expect_sharp_by_pattern(t, "nvls_sharp", {16ULL << 20, 256ULL << 20}, 0.01,
-                          {*t.find("n0.nic0"), *t.find("n1.nic0"), 1});
+  expect_switch_by_pattern(t, "nvls_sharp", {16ULL << 20, 256ULL << 20}, 0.01,
+                           {*t.find("n0.nic0"), *t.find("n1.nic0"), 1});
+}
+
+// NVLS inside one NVLink domain goes by pattern at its ports' even shares too, what op by op gives them (the
+// flows are the switch's alone); a neighbour's stream between two GPUs of the domain crosses their NVSwitch
+// ports and makes it run op by op.
+TEST(SimPatterns, NvlsByPatternWhereItsPortsAreItsOwn) {
+  const topo::Topology t = topo::make_preset("dgx_h100:1");
+  expect_switch_by_pattern(t, "nvls", {1ULL << 20, 16ULL << 20, 256ULL << 20}, 0.01,
+                           {*t.find("n0.gpu0"), *t.find("n0.gpu1"), 1});
 }
 
 // CollNet Direct goes by pattern too: a pair's scatter and gather streams meet on a GPU's NVSwitch port only
@@ -272,8 +281,8 @@ TEST(SimPatterns, NvlsSharpByPatternWhereItsPortsAreItsOwn) {
 // sends it op by op.
 TEST(SimPatterns, CollNetDirectByPatternWithinOpByOp) {
   const topo::Topology t = topo::make_preset("dgx_h100:2,sharp=1");
-  expect_sharp_by_pattern(t, "collnet", {1ULL << 20, 16ULL << 20, 256ULL << 20}, 0.03,
-                          {*t.find("n0.gpu0"), *t.find("n0.gpu1"), 1});
+  expect_switch_by_pattern(t, "collnet", {1ULL << 20, 16ULL << 20, 256ULL << 20}, 0.03,
+                           {*t.find("n0.gpu0"), *t.find("n0.gpu1"), 1});
 }
 
 // A batch runs each simulation in its own process, several at once and the longest first: each outcome is

@@ -22,9 +22,9 @@ namespace cclab {
 namespace {
 
 Schedule nvls(int world, std::uint64_t count, int channels = 1, std::uint64_t chunk_elems = 0) {
-  return planners::nvls_allreduce(
+  return to_explicit(planners::nvls_allreduce(
       CollectiveSpec{Collective::AllReduce, count, DType::F32, ReduceOp::Sum, 0, world}, channels,
-      chunk_elems);
+      chunk_elems));
 }
 
 std::string error_of(const Schedule& s) {

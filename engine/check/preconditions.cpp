@@ -1,5 +1,6 @@
-// The O(C·P) preconditions of ring, tree and NVLSTree passes, the lane placements, and the dispatch to the
-// full verifier for explicit passes (engine/check/verified.hpp says what holds and why that suffices).
+// The O(C·P) preconditions of ring, tree, NVLSTree, SHARP and NVLS passes, the lane placements, and the
+// dispatch to the full verifier for explicit passes (engine/check/verified.hpp says what holds and why that
+// suffices).
 #include <climits>
 #include <set>
 
@@ -137,6 +138,43 @@ std::optional<std::string> check_sharp(const SharpPass& p) {
   return std::nullopt;
 }
 
+// An NVLS pass: members, channels that fit an op's channel field, countable rounds, and roles the switch can
+// serve. Every member runs the same rounds on a channel (NvlsPass::rounds depends on the channel only), so
+// every instance finds all its members; member m's ranges tile its block, so the reduces cover each block
+// once and the multicasts deliver every block to every member. A multicast after a reduce sends what the
+// reduce wrote; reduce sources and multicast destinations are full-vector places (the switch reads and writes
+// the same offsets on every member); nothing is in scratch (the pass declares none).
+std::optional<std::string> check_nvls(const NvlsPass& p) {
+  if (p.members() < 1) return fmt::format("an NVLS pass of {} members", p.members());
+  if (p.channels() < 1 || p.channels() > 65535)
+    return fmt::format("an NVLS pass of {} channels (1 to 65,535)", p.channels());
+  if (!p.reduce && !p.store) return "an NVLS pass with neither reduce nor multicast";
+  for (const RolePlace* role : {&p.reduce_src, &p.reduce_dst, &p.store_src, &p.store_dst})
+    if (role->buffer == Buffer::Scratch) return "an NVLS pass role in scratch";
+  if (p.reduce_src.own_block_relative || p.store_dst.own_block_relative)
+    return "an NVLS pass whose reduce source or multicast destination is a member's block alone (the switch "
+           "reaches the same offsets on every member)";
+  if (p.reduce && p.store && p.store_src != p.reduce_dst)
+    return "an NVLS pass whose multicast sends something else than its reduce wrote";
+  const std::uint64_t block = partition(p.count, p.members(), 0).count;
+  const std::uint64_t round = std::max<std::uint64_t>(1, p.round_elems / p.members());
+  if (p.round_elems > 0 && block / round > INT_MAX) return "too many rounds per channel";
+  return std::nullopt;
+}
+
+Extents nvls_extents(const NvlsPass& p, int m) {
+  Extents e;
+  const std::uint64_t own = partition(p.count, p.members(), m).count;
+  auto use = [&](const RolePlace& role) { e[role.buffer].cover(0, role.own_block_relative ? own : p.count); };
+  if (p.members() == 1) {  // the copy
+    use(RolePlace{Buffer::Input}), use(RolePlace{Buffer::Output});
+    return e;
+  }
+  if (p.reduce) use(p.reduce_src), use(p.reduce_dst);
+  if (p.store) use(p.store_src), use(p.store_dst);
+  return e;
+}
+
 Extents ring_extents(const RingPass& p, int m) {
   Extents e;
   const std::uint64_t own = partition(p.count, p.members(), m).count;
@@ -158,6 +196,12 @@ InPlace in_place_layout(const Pass& pass, int m) {
     const std::uint64_t own = partition(ring->count, ring->members(), m).offset;
     if (ring->reduce_scatter && !ring->allgather) return {false, own};
     if (!ring->reduce_scatter) return {true, own};
+    return {true, 0};
+  }
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {  // as the ring's halves
+    const std::uint64_t own = partition(nv->count, nv->members(), m).offset;
+    if (nv->reduce && !nv->store) return {false, own};
+    if (!nv->reduce) return {true, own};
     return {true, 0};
   }
   if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
@@ -186,6 +230,8 @@ std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane
     } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
       e[Buffer::Input].cover(0, sp->count);
       e[Buffer::Output].cover(0, sp->count);
+    } else if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
+      e = nvls_extents(*nv, m);
     } else {
       const CollectiveSpec& sub = std::get<ExplicitPass>(pass).programs.spec;
       e[Buffer::Input].cover(0, input_count(sub, m));
@@ -250,6 +296,8 @@ std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth d
           error = check_nvls_tree(*nt);
         else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
           error = check_sharp(*sp);
+        else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get()))
+          error = check_nvls(*nv);
         else
           error = verify(std::get<ExplicitPass>(*lane.pass).programs);
         if (error) return where(*error);

@@ -7,6 +7,12 @@
 //   their expansions in the planner matrix (tests/planner_matrix_test.cpp, tests/expansion_test.cpp).
 // - NVLSTree passes: the same, with each channel's tree spanning the nodes (the expansion's switch groups are
 //   the nodes by construction); their expansions are fully verified in tests/expansion_test.cpp.
+// - SHARP passes: their GPUs, nodes and channels, countable rounds, and chains that are permutations; the
+//   groups and partners agree by construction of the expansion (engine/check/preconditions.cpp).
+// - NVLS passes: members, channels, countable rounds, and roles the switch can serve (reduce sources and
+//   multicast destinations full-vector places, a multicast after a reduce sending what the reduce wrote);
+//   every member runs the same rounds of each channel by construction. Their expansions are pinned by
+//   tests/expansion_test.cpp and fully verified in the planner matrix.
 // - explicit passes: the full verifier (engine/check/verifier.hpp) on the pass's own programs.
 // - VerifyDepth::All (`--verify all`, the oracle): the whole schedule expanded and fully verified, within the
 //   memory budget (common/memory.hpp) or refused up front.

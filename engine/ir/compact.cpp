@@ -25,6 +25,30 @@ int SharpPass::chain_rounds() const {
   return chunk_rounds(partition(count, std::max(1, channels()), 0).count, round_elems);
 }
 
+ElemRange NvlsPass::part(int member, int channel) const {
+  return partition(partition(ElemRange{0, count}, members(), member), channels(), channel);
+}
+
+namespace {
+std::uint64_t longest_part(const NvlsPass& p, int channel) {
+  std::uint64_t longest = 0;
+  for (int m = 0; m < p.members(); ++m)
+    longest = std::max(longest, p.part(m, channel).count);
+  return longest;
+}
+}  // namespace
+
+std::uint64_t NvlsPass::round(int channel) const {
+  return std::max<std::uint64_t>(1, round_elems == 0
+                                        ? longest_part(*this, channel)
+                                        : round_elems / static_cast<std::uint64_t>(std::max(1, members())));
+}
+
+std::uint64_t NvlsPass::rounds(int channel) const {
+  const std::uint64_t per = round(channel);
+  return (longest_part(*this, channel) + per - 1) / per;
+}
+
 int Tree::depth() const {
   // Depth of each node from its parent's, visiting parents first (a BFS from the root): O(n), not O(n·depth).
   // A member is visited once even when the lists are not a tree (a loaded file; the checks reject it later).
@@ -75,6 +99,8 @@ std::string_view pass_name(const Pass& pass) {
         default:
           return "collnet";
       }
+    case 4:
+      return "nvls";
     default:
       return "explicit";
   }
@@ -143,6 +169,14 @@ int ir_channels(const Pass& pass) {
   if (const auto* sp = std::get_if<SharpPass>(&pass))
     return static_cast<int>(
         std::min<long long>(static_cast<long long>(sp->ir_channels_per_channel()) * sp->channels(), INT_MAX));
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
+    // One member runs a copy on channel 0; channels without rounds have no ops.
+    if (nv->members() == 1) return nv->count > 0 ? 1 : 0;
+    int used = 0;
+    for (int c = 0; c < nv->channels(); ++c)
+      if (nv->rounds(c) > 0) used = c + 1;
+    return used;
+  }
   return std::get<ExplicitPass>(pass).programs.num_channels();
 }
 
@@ -370,6 +404,12 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
             "channels\n",
             indent, sp->nodes, sp->gpus_per_node, sp->intra == SharpIntra::Nvls ? "NVLS" : "direct messages",
             sp->channels());
+      } else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get())) {
+        text += fmt::format("{}NVLS on {}: {} in the switch, {} channels\n", indent, clipped(lane.ranks),
+                            nv->reduce && nv->store ? "reduce and multicast"
+                            : nv->reduce            ? "reduce"
+                                                    : "multicast",
+                            nv->channels());
       } else {
         const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;
         text += fmt::format("{}explicit {} on {}: {} ops\n", indent, programs.algorithm, clipped(lane.ranks),

@@ -13,9 +13,11 @@
 //                   | SharpPass   in-network (SHARP) reduction across nodes, with direct messages
 //                                (CollNetDirect), a chain (CollNetChain) or NVLS inside each node, round by
 //                                round
+//                   | NvlsPass    NCCL's NVLS inside one NVLink domain: in-switch reduce and/or multicast
+//                                of each member's block, round by round
 //                   | ExplicitPass programs per member (halving-doubling, chains, loaded JSON, ...)
 //
-// Ring, tree, NVLSTree and SHARP passes hold O(C·P) data or less; their expansion is what the explicit
+// Ring, tree, NVLSTree, SHARP and NVLS passes hold O(C·P) data or less; their expansion is what the explicit
 // planners used to emit, op for op (tests/expansion_test.cpp pins that across the planner matrix). Phases
 // join as in NCCL's grouped calls: on each rank, the first op of each channel of a phase (and every op
 // without deps) waits for the ops of the rank's previous phase that nothing else waits for (its sinks), which
@@ -163,15 +165,42 @@ struct SharpPass {
   }
 };
 
+// NVLS inside one NVLink domain (engine/plan/switch_pattern.hpp has why; nvls_allreduce, _reduce_scatter and
+// _allgather plan it): member m owns block m of the balanced partition of `count` elements; channel c takes
+// part c of every block, in rounds of round_elems / members elements a member (at least 1; 0: one round);
+// every member runs as many rounds on a channel as the longest part needs (an instance needs all of them),
+// and in each it reduces its range through the switch (SwitchReduce) and/or multicasts it (SwitchStore) on IR
+// channel c, the switch group named by member 0. Reduce sources and store destinations sit at the same
+// offsets on every member (the switch reaches them all): full-vector places. One member copies its input to
+// its output.
+struct NvlsPass {
+  int member_count = 1;
+  int channel_count = 1;
+  std::uint64_t count = 0;
+  std::uint64_t round_elems = 0;
+  bool reduce = true;                    // SwitchReduce of the member's range
+  bool store = true;                     // then SwitchStore of it
+  RolePlace reduce_src{Buffer::Input};   // every member's contribution
+  RolePlace reduce_dst{Buffer::Output};  // the member's reduced range
+  RolePlace store_src{Buffer::Output};   // what the member multicasts
+  RolePlace store_dst{Buffer::Output};   // where it lands on every member
+
+  int members() const { return member_count; }
+  int channels() const { return channel_count; }
+  ElemRange part(int member, int channel) const;  // the member's range on a channel
+  std::uint64_t round(int channel) const;         // elements a member moves per round on it
+  std::uint64_t rounds(int channel) const;        // rounds every member runs on it
+};
+
 // Any schedule, as explicit programs of its members (world_size = members).
 struct ExplicitPass {
   Schedule programs;
   int members() const { return programs.world_size(); }
 };
 
-using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, ExplicitPass>;
+using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, NvlsPass, ExplicitPass>;
 // "ring", "tree", "nvls_tree", "collnet", "collnet_chain" or "nvls_sharp" (a SharpPass: Direct, Chain or
-// Nvls), "explicit"
+// Nvls), "nvls", "explicit"
 std::string_view pass_name(const Pass& pass);
 
 // Where a pass's buffer lives in a member's global buffers: `buffer` at `offset`, plus, when member_blocks

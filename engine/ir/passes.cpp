@@ -41,6 +41,7 @@ void expand_pass(const Pass& pass, int member, Program& program) {
   if (const auto* tree = std::get_if<TreePass>(&pass)) return expand_tree_pass(*tree, member, program);
   if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return expand_nvls_tree_pass(*nt, member, program);
   if (const auto* sp = std::get_if<SharpPass>(&pass)) return expand_sharp_pass(*sp, member, program);
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) return expand_nvls_pass(*nv, member, program);
   program = std::get<ExplicitPass>(pass).programs.ranks.at(member);
 }
 
@@ -83,6 +84,12 @@ std::uint64_t pass_op_count(const Pass& pass) {
     std::uint64_t total = 0;
     for (int c = 0; c < sp->channels(); ++c)
       total = std::min(total + sharp_channel_ops(*sp, c), UINT64_MAX / 256);
+    return total;
+  }
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
+    std::uint64_t total = 0;
+    for (int c = 0; c < nv->channels(); ++c)
+      total = std::min(total + nvls_channel_ops(*nv, c), UINT64_MAX / 256);
     return total;
   }
   return std::get<ExplicitPass>(pass).programs.num_ops();
@@ -130,6 +137,12 @@ std::uint64_t sharp_walked_ops(const SharpPass& pass) {
   return ops_of_one_channel_per_kind(
       one.channels(), [&](int a, int b) { return sharp_channels_alike(one, a, b); },
       [&](int c) { return sharp_channel_ops(one, c); });
+}
+
+std::uint64_t nvls_walked_ops(const NvlsPass& pass) {
+  return ops_of_one_channel_per_kind(
+      pass.channels(), [&](int a, int b) { return nvls_channels_alike(pass, a, b); },
+      [&](int c) { return nvls_channel_ops(pass, c); });
 }
 
 std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int c) {

@@ -20,7 +20,17 @@ void expand_nvls_tree_pass(const NvlsTreePass& pass, int member, Program& progra
 // only_channel >= 0: that channel's ops alone, as for NVLSTree.
 void expand_sharp_pass(const SharpPass& pass, int member, Program& program, int only_channel = -1);
 
-// Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree, NVLSTree and SHARP passes).
+// only_channel >= 0: that channel's ops alone, as for NVLSTree.
+void expand_nvls_pass(const NvlsPass& pass, int member, Program& program, int only_channel = -1);
+// Ops of channel c of an NVLS pass, over all its members (exact).
+std::uint64_t nvls_channel_ops(const NvlsPass& pass, int channel);
+// Whether channels a and b of an NVLS pass do the same work: every member's part as long, in as many rounds.
+bool nvls_channels_alike(const NvlsPass& pass, int a, int b);
+// The ops the cost walk expands: one channel of each kind (at most two: the parts differ by one element).
+std::uint64_t nvls_walked_ops(const NvlsPass& pass);
+
+// Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree, NVLSTree, SHARP and NVLS
+// passes).
 std::uint64_t pass_op_count(const Pass& pass);
 
 // The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c

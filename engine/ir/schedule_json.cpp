@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -356,6 +357,20 @@ std::string compact_to_json(const CompactSchedule& s) {
              {"channels", sp->channel_count}};
       if (sp->intra == SharpIntra::Chain) j["chains"] = sp->chains;
       out += j.dump();
+    } else if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
+      out += json{{"kind", "nvls"},
+                  {"members", nv->member_count},
+                  {"channels", nv->channel_count},
+                  {"count", nv->count},
+                  {"round_elems", nv->round_elems},
+                  {"reduce", nv->reduce},
+                  {"store", nv->store},
+                  {"roles",
+                   {{"reduce_src", role_json(nv->reduce_src)},
+                    {"reduce_dst", role_json(nv->reduce_dst)},
+                    {"store_src", role_json(nv->store_src)},
+                    {"store_dst", role_json(nv->store_dst)}}}}
+                 .dump();
     } else {
       std::string programs = schedule_to_json(std::get<ExplicitPass>(pass).programs);
       while (!programs.empty() && programs.back() == '\n')
@@ -413,6 +428,18 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
       out.push_back(in.integer<int>(v[i], fmt::format("{}[{}]", field, i), low, n - 1));
     return out;
   };
+  // A pass's "roles": each named role as [buffer, own_block].
+  auto read_roles = [&](const json& pj, const std::string& pf,
+                        std::initializer_list<std::pair<const char*, RolePlace*>> wanted) {
+    const json& roles = in.member(pj, "roles", pf);
+    for (auto [name, role] : wanted) {
+      const std::string rf = fmt::format("{}.roles.{}", pf, name);
+      const json& r = in.member(roles, name, pf + ".roles");
+      if (!r.is_array() || r.size() != 2) in.fail(rf, "expected [\"input|output|scratch\", own_block]");
+      role->buffer = in.choice(r[0], rf + "[0]", parse_buffer, "input, output, scratch");
+      role->own_block_relative = boolean(r[1], rf + "[1]");
+    }
+  };
   const json& pass_list = in.member(doc, "passes", "");
   if (!pass_list.is_array()) in.fail("passes", "expected an array");
   std::vector<std::shared_ptr<const Pass>> passes;
@@ -442,16 +469,9 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
           in.integer<std::uint64_t>(in.member(pj, "chunk_elems", pf), pf + ".chunk_elems", 0, UINT64_MAX / 2);
       if (pj.contains("scratch"))
         ring.scratch_count = in.integer<std::uint64_t>(pj["scratch"], pf + ".scratch", 0, UINT64_MAX / 2);
-      const json& roles = in.member(pj, "roles", pf);
-      for (auto [name, role] :
-           {std::pair{"contribution", &ring.contribution}, std::pair{"partial", &ring.partial},
-            std::pair{"reduced", &ring.reduced}, std::pair{"gathered", &ring.gathered}}) {
-        const std::string rf = fmt::format("{}.roles.{}", pf, name);
-        const json& r = in.member(roles, name, pf + ".roles");
-        if (!r.is_array() || r.size() != 2) in.fail(rf, "expected [\"input|output|scratch\", own_block]");
-        role->buffer = in.choice(r[0], rf + "[0]", parse_buffer, "input, output, scratch");
-        role->own_block_relative = boolean(r[1], rf + "[1]");
-      }
+      read_roles(pj, pf,
+                 {std::pair{"contribution", &ring.contribution}, std::pair{"partial", &ring.partial},
+                  std::pair{"reduced", &ring.reduced}, std::pair{"gathered", &ring.gathered}});
       ring.rings = std::move(order);
       ring.position.assign(ring.rings.size(), std::vector<int>(n));
       for (std::size_t c = 0; c < ring.rings.size(); ++c)
@@ -521,12 +541,25 @@ CompactSchedule compact_from_json(const std::string& text, const std::string& so
         }
       }
       passes.push_back(std::make_shared<const Pass>(std::move(sp)));
+    } else if (kind == "nvls") {
+      NvlsPass nv;
+      nv.member_count = in.integer<int>(in.member(pj, "members", pf), pf + ".members", 1, 1 << 20);
+      nv.channel_count = in.integer<int>(in.member(pj, "channels", pf), pf + ".channels", 1, 65535);
+      nv.count = in.integer<std::uint64_t>(in.member(pj, "count", pf), pf + ".count", 0, UINT64_MAX / 2);
+      nv.round_elems =
+          in.integer<std::uint64_t>(in.member(pj, "round_elems", pf), pf + ".round_elems", 0, UINT64_MAX / 2);
+      nv.reduce = boolean(in.member(pj, "reduce", pf), pf + ".reduce");
+      nv.store = boolean(in.member(pj, "store", pf), pf + ".store");
+      read_roles(pj, pf,
+                 {std::pair{"reduce_src", &nv.reduce_src}, std::pair{"reduce_dst", &nv.reduce_dst},
+                  std::pair{"store_src", &nv.store_src}, std::pair{"store_dst", &nv.store_dst}});
+      passes.push_back(std::make_shared<const Pass>(std::move(nv)));
     } else if (kind == "explicit") {
       passes.push_back(std::make_shared<const Pass>(ExplicitPass{
           schedule_from_json(in.member(pj, "schedule", pf).dump(), source + ": " + pf + ".schedule")}));
     } else {
       in.fail(pf + ".kind",
-              fmt::format("unknown value '{}' (valid: ring, tree, nvls_tree, sharp, explicit)", kind));
+              fmt::format("unknown value '{}' (valid: ring, tree, nvls_tree, sharp, nvls, explicit)", kind));
     }
   }
   auto place = [&](const json& v, const std::string& field) {

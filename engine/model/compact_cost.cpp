@@ -99,6 +99,8 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
         }
       }
     }
+  } else if (std::holds_alternative<NvlsPass>(pass)) {
+    return;  // the switch carries it all: no point-to-point connection
   } else {
     const Schedule& programs = std::get<ExplicitPass>(pass).programs;
     for (int a = 0; a < programs.world_size(); ++a)
@@ -127,6 +129,21 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
 // the network's back. Ring, tree and explicit passes: none here (explicit lanes declare theirs from the ops).
 template <typename Port>
 void for_each_switch_port(const Pass& pass, Port&& port) {
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {  // a reduce and/or a multicast on IR channel c
+    if (nv->members() < 2) return;                      // one member copies
+    for (int c = 0; c < nv->channels(); ++c) {
+      if (nv->rounds(c) == 0) continue;
+      std::uint64_t all = 0;  // every member's part: what one reduce reads across the domain
+      for (int m = 0; m < nv->members(); ++m)
+        all += nv->part(m, c).count;
+      for (int m = 0; m < nv->members(); ++m) {
+        const std::uint64_t own = nv->part(m, c).count;
+        port(m, c, (nv->reduce ? all : 0) + (nv->store ? own : 0),
+             (nv->reduce ? own : 0) + (nv->store ? all : 0), false);
+      }
+    }
+    return;
+  }
   const auto* nt = std::get_if<NvlsTreePass>(&pass);
   const auto* sp = std::get_if<SharpPass>(&pass);
   if (!nt && !sp) return;
@@ -165,6 +182,7 @@ void for_each_switch_port(const Pass& pass, Port&& port) {
 
 bool has_switch_ops(const Pass& pass) {
   if (std::holds_alternative<NvlsTreePass>(pass) || std::holds_alternative<SharpPass>(pass)) return true;
+  if (const auto* nv = std::get_if<NvlsPass>(&pass)) return nv->members() > 1;
   const auto* x = std::get_if<ExplicitPass>(&pass);
   if (!x) return false;
   for (const Program& p : x->programs.ranks)
@@ -261,6 +279,15 @@ std::vector<double> walk_nvls_tree_lane(const NvlsTreePass& nt, const Lane& lane
       [&](int a, int b) { return nvls_tree_channels_alike(nt, a, b); },
       [&](int c) { return nvls_tree_channel_ops(nt, c); },
       [&](int m, Program& program, int c) { expand_nvls_tree_pass(nt, m, program, c); });
+}
+
+std::vector<double> walk_nvls_lane(const NvlsPass& nv, const Lane& lane, const CollectiveSpec& spec,
+                                   std::span<const double> ready, const ConnectionCosts* costs,
+                                   const CostParams& params) {
+  return walk_channel_by_channel(
+      nv, lane, spec, 1, ready, costs, params, [&](int a, int b) { return nvls_channels_alike(nv, a, b); },
+      [&](int c) { return nvls_channel_ops(nv, c); },
+      [&](int m, Program& program, int c) { expand_nvls_pass(nv, m, program, c); });
 }
 
 // Whether every node of a SHARP lane sees what node 0 does: the same ready times and, member for member, the
@@ -418,6 +445,8 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
           end = walk_nvls_tree_lane(*nt, lane, s.spec, ready, costs, params);
         else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
           end = walk_sharp_lane(*sp, lane, s.spec, ready, costs, params);
+        else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get()))
+          end = walk_nvls_lane(*nv, lane, s.spec, ready, costs, params);
         else
           end = walk_lane(lane, ready, costs, params);
         if (shared) memo.remember(lane, ready, end);
@@ -450,6 +479,16 @@ std::uint64_t tree_shapes(const TreePass& tree) {
 // nodes, as in_network_groups decides for explicit lanes: a SHARP group is local rank m of every node, an
 // in-switch group the members of one node.
 void declare_switch_ports(const Pass& pass, const Lane& lane, ConnectionCosts& costs, std::uint64_t elem) {
+  if (std::holds_alternative<NvlsPass>(pass)) {  // one group, its members: in the network if they span nodes
+    const topo::Topology& t = costs.topology();
+    bool spans = false;
+    for (const int r : lane.ranks)
+      spans = spans || t.node_of_rank(r) != t.node_of_rank(lane.ranks.front());
+    for_each_switch_port(pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool) {
+      costs.add_switch(lane.ranks[m], c, up * elem, down * elem, spans);
+    });
+    return;
+  }
   const auto* nt = std::get_if<NvlsTreePass>(&pass);
   const auto* sp = std::get_if<SharpPass>(&pass);
   if (!nt && !sp) return;
@@ -500,6 +539,8 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
         work.walked_ops += nvls_tree_walked_ops(*nt);
       } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
         work.walked_ops += sharp_walked_ops(*sp);
+      } else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get())) {
+        work.walked_ops += nvls_walked_ops(*nv);
       } else {
         work.walked_ops += pass_op_count(*lane.pass);
       }

@@ -4,8 +4,8 @@
 
 namespace cclab::planners {
 
-Schedule nvls_allgather(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
-  SwitchRoles roles;
+CompactSchedule nvls_allgather(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
+  NvlsPass roles;
   roles.reduce = false;
   roles.store_src = RolePlace{Buffer::Input, /*own_block_relative=*/true};  // the input holds the block
   return switch_pattern(spec, "nvls", roles, channels, round_elems);

@@ -5,10 +5,10 @@
 //   α-β cost:       launch + K·α + S/B, B the port's bandwidth times NCCL's nvlsEfficiency.
 #pragma once
 
-#include "engine/ir/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
-Schedule nvls_allgather(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
+CompactSchedule nvls_allgather(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
 
 }  // namespace cclab::planners

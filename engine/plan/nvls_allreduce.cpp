@@ -4,8 +4,8 @@
 
 namespace cclab::planners {
 
-Schedule nvls_allreduce(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
-  return switch_pattern(spec, "nvls", SwitchRoles{}, channels, round_elems);
+CompactSchedule nvls_allreduce(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
+  return switch_pattern(spec, "nvls", NvlsPass{}, channels, round_elems);
 }
 
 }  // namespace cclab::planners

@@ -8,10 +8,10 @@
 //   α-β cost:       launch + K·α + S(1+1/P)/B, B the port's bandwidth times NCCL's nvlsEfficiency.
 #pragma once
 
-#include "engine/ir/schedule.hpp"
+#include "engine/ir/compact.hpp"
 
 namespace cclab::planners {
 
-Schedule nvls_allreduce(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
+CompactSchedule nvls_allreduce(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
 
 }  // namespace cclab::planners

@@ -4,8 +4,8 @@
 
 namespace cclab::planners {
 
-Schedule nvls_reduce_scatter(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
-  SwitchRoles roles;
+CompactSchedule nvls_reduce_scatter(const CollectiveSpec& spec, int channels, std::uint64_t round_elems) {
+  NvlsPass roles;
   roles.store = false;
   roles.reduce_dst = RolePlace{Buffer::Output, /*own_block_relative=*/true};  // the output holds the block
   return switch_pattern(spec, "nvls", roles, channels, round_elems);

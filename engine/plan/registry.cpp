@@ -224,7 +224,7 @@ std::vector<Algorithm> make_registry() {
   add("nvls", Collective::AllReduce,
       "NVLink SHARP: reduction and multicast inside the NVSwitch (one NVLink domain, Hopper or later)",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return explicit_plan(planners::nvls_allreduce(s, nvls_channels(o, t), nvls_round_of(o, s)));
+        return planners::nvls_allreduce(s, nvls_channels(o, t), nvls_round_of(o, s));
       });
   list.back().nccl = "NVLS";
   // Allreduces that pipeline each local rank's block across nodes (compact NVLSTree and SHARP passes):
@@ -334,7 +334,7 @@ std::vector<Algorithm> make_registry() {
   list.back().nccl = "PAT";
   add("nvls", Collective::ReduceScatter, "NVLink SHARP: each GPU's block reduced inside the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return explicit_plan(planners::nvls_reduce_scatter(s, nvls_channels(o, t), nvls_round_of(o, s)));
+        return planners::nvls_reduce_scatter(s, nvls_channels(o, t), nvls_round_of(o, s));
       });
   list.back().nccl = "NVLS";
   add("ring", Collective::AllGather, "ring allgather, chunked, multi-channel", any,
@@ -360,7 +360,7 @@ std::vector<Algorithm> make_registry() {
   };
   add("nvls", Collective::AllGather, "NVLink SHARP: each GPU's block multicast by the NVSwitch",
       one_nvlink_domain, [](const CollectiveSpec& s, const Topology& t, const PlanOptions& o) {
-        return explicit_plan(planners::nvls_allgather(s, nvls_channels(o, t), nvls_round_of(o, s)));
+        return planners::nvls_allgather(s, nvls_channels(o, t), nvls_round_of(o, s));
       });
   list.back().nccl = "NVLS";
   add("chain", Collective::Broadcast, "pipelined chain from the root along the ring", any,

@@ -9,47 +9,13 @@
 
 namespace cclab::planners {
 
-Schedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, const SwitchRoles& roles,
-                        int channels, std::uint64_t round_elems) {
-  Schedule s = empty_schedule(spec, std::move(algorithm));
-  const int world = spec.world_size;
-  if (world == 1) {  // every NVLS collective of one rank is its input
-    if (spec.count > 0)
-      ProgramBuilder(s.ranks[0]).copy({Buffer::Input, 0, spec.count}, {Buffer::Output, 0, spec.count});
-    return s;
-  }
-  constexpr int kGroup = 0;  // member 0 names the group
-  channels = std::max(1, channels);
-  auto place = [&](const RolePlace& role, int member, ElemRange range) {
-    const std::uint64_t shift = role.own_block_relative ? partition(spec.count, world, member).offset : 0;
-    return Chunk{role.buffer, range.offset - shift, range.count};
-  };
-  for (int c = 0; c < channels; ++c) {
-    std::uint64_t longest = 0;
-    for (int r = 0; r < world; ++r)
-      longest =
-          std::max(longest, partition(partition(ElemRange{0, spec.count}, world, r), channels, c).count);
-    // round_elems 0: one round per channel.
-    const std::uint64_t per_member = std::max<std::uint64_t>(
-        1, round_elems == 0 ? longest : round_elems / static_cast<std::uint64_t>(world));
-    const std::uint64_t rounds = (longest + per_member - 1) / per_member;
-    for (int r = 0; r < world; ++r) {
-      ProgramBuilder b(s.ranks[r]);
-      const ElemRange part = partition(partition(ElemRange{0, spec.count}, world, r), channels, c);
-      for (std::uint64_t k = 0; k < rounds; ++k) {
-        const std::uint64_t from = std::min(k * per_member, part.count);
-        const ElemRange range{part.offset + from, std::min(per_member, part.count - from)};
-        OpId reduced = kNoOp;
-        if (roles.reduce)
-          reduced = b.switch_reduce(kGroup, c, place(roles.reduce_src, r, range),
-                                    place(roles.reduce_dst, r, range));
-        if (roles.store)
-          b.switch_store(kGroup, c, place(roles.store_src, r, range), place(roles.store_dst, r, range),
-                         {reduced});
-      }
-    }
-  }
-  return s;
+CompactSchedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, NvlsPass roles,
+                               int channels, std::uint64_t round_elems) {
+  roles.member_count = spec.world_size;
+  roles.channel_count = std::max(1, channels);
+  roles.count = spec.count;
+  roles.round_elems = round_elems;
+  return one_lane(spec, std::move(algorithm), std::move(roles));
 }
 
 int nvls_domain_channels(const topo::Topology& t) {

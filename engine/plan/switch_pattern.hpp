@@ -43,20 +43,11 @@ inline constexpr std::uint64_t kNvlsChunkBytes = 128 << 10;
 // is cclab": with the halving alone, 8-32 MiB on 8 H20 came out 13-15 % faster than measured).
 std::uint64_t nvls_round_elems(std::uint64_t chunk_elems, DType dtype, int members);
 
-// Which steps a switch schedule runs and where each reads and writes. Reduce sources and store destinations
-// are at the same offsets on every member (the switch reaches them all): they must be full-vector places.
-struct SwitchRoles {
-  bool reduce = true;                    // SwitchReduce of the member's range
-  bool store = true;                     // then SwitchStore of it
-  RolePlace reduce_src{Buffer::Input};   // every member's contribution
-  RolePlace reduce_dst{Buffer::Output};  // the member's reduced range
-  RolePlace store_src{Buffer::Output};   // what the member multicasts
-  RolePlace store_dst{Buffer::Output};   // where it lands on every member
-};
-
-// The explicit programs of `spec` (its count is the full vector; its world the members) for `roles`.
-Schedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, const SwitchRoles& roles,
-                        int channels, std::uint64_t round_elems);
+// The NVLS pass (engine/ir/compact.hpp) of `spec` (its count is the full vector; its world the members),
+// with the steps and places of `roles` (its reduce, store and role fields), on `channels` channels (at least
+// one) in rounds of `round_elems`: one lane over every rank, named `algorithm`.
+CompactSchedule switch_pattern(const CollectiveSpec& spec, std::string algorithm, NvlsPass roles,
+                               int channels, std::uint64_t round_elems);
 
 // Why NVLS cannot run on `t`, or nullopt when it can: its GPUs have in-switch reduction (protocol.hpp:
 // nvls_efficiency > 0) and every node's GPUs have ports on one NVSwitch of that node (its NVLink domain).
