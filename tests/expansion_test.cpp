@@ -532,6 +532,21 @@ TEST(Compact, NvlsIsPlannedCompactWithRolesTheSwitchCanServe) {
     EXPECT_GT(count_explicit_ops(s), 60'000u);
     EXPECT_EQ(check_compact(s), std::nullopt) << to_string(c.collective);
   }
+  // Rounds count from member 0's part, taken as the longest (O(1) for a loaded pass of many members).
+  for (const std::uint64_t count : {0, 1, 7, 100, 1001})
+    for (const int members : {2, 3, 5})
+      for (const int channels : {1, 3, 4})
+        for (const std::uint64_t round_elems : {0, 6, 64}) {
+          NvlsPass p;
+          p.member_count = members, p.channel_count = channels, p.count = count, p.round_elems = round_elems;
+          for (int c = 0; c < channels; ++c) {
+            std::uint64_t longest = 0;
+            for (int m = 0; m < members; ++m)
+              longest = std::max(longest, p.part(m, c).count);
+            EXPECT_EQ(p.rounds(c), (longest + p.round(c) - 1) / p.round(c))
+                << count << " on " << members << " members, channel " << c << " of " << channels;
+          }
+        }
   const topo::Topology small = topo::make_preset("dgx_h100:1,gpus=3");
   const CollectiveSpec spec = spec_for(small, Collective::AllReduce, 100, DType::F32, ReduceOp::Sum, 0);
   const CompactSchedule fine = require_algorithm(Collective::AllReduce, "nvls").compact(spec, small, o);
