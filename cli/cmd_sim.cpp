@@ -190,12 +190,13 @@ void run_sim(const SimArgs& args) {
   fmt::print("# Avg bus bandwidth    : {:.3f}\n", points ? busbw_sum / points : 0.0);
   if (params.by_pattern) {
     const int op_by_op_points = points - pattern_points;
-    fmt::print("# --fast: {} of {} points simulated by pattern, {} op by op{}\n", pattern_points, points,
-               op_by_op_points,
-               op_by_op_points > 0
-                   ? " (explicit passes, tree lanes contending on a link, tree or CollNet flows beside a "
-                     "neighbour's streams, SHARP ports other flows cross, --timeline or --dump-platform)"
-                   : "");
+    fmt::print(
+        "# --fast: {} of {} points simulated by pattern, {} op by op{}\n", pattern_points, points,
+        op_by_op_points,
+        op_by_op_points > 0
+            ? " (explicit passes, tree lanes contending on a link, tree or CollNet flows beside a "
+              "neighbour's streams, SHARP or NVLS ports other flows cross, --timeline or --dump-platform)"
+            : "");
   }
   if (dump_at) fmt::print("# platform written to {}\n", args.dump_platform);
   if (!args.json.empty()) {
@@ -251,7 +252,7 @@ void add_sim_command(CLI::App& app) {
       "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
       "instead of simulating op by op (ring, tree, SHARP and NVLS passes; explicit passes, trees whose "
       "up and down flows contend on a link, tree and CollNet flows beside a neighbour's streams and SHARP "
-      "ports other flows cross run op by op)");
+      "or NVLS ports other flows cross run op by op)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
