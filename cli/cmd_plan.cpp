@@ -231,7 +231,8 @@ void run_plan(const PlanArgs& args) {
   fmt::print("ops: {} in total (the explicit form, expanded on demand, one rank at a time)\n",
              count_explicit_ops(s));
   fmt::print("verify: OK, {} (plan {:.3f} s, verify {:.3f} s)\n",
-             depth != VerifyDepth::All ? "ring/tree/NVLSTree/SHARP/NVLS preconditions, explicit passes in full"
+             depth != VerifyDepth::All
+                 ? "ring/tree/NVLSTree/SHARP/NVLS preconditions, explicit passes in full"
              : has_in_place_form(s.spec.collective) ? "every op, out-of-place and in-place"
                                                     : "every op, out-of-place (no in-place form)",
              std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
