@@ -18,8 +18,8 @@
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/whatif/compare.hpp"
-#include "engine/whatif/log_calibration.hpp"
+#include "engine/measure/compare.hpp"
+#include "engine/measure/log_calibration.hpp"
 #include "real/calibration.hpp"
 #include "real/mpi/point_to_point.hpp"
 #include "real/mpi/transport.hpp"
@@ -103,7 +103,7 @@ int run_calibrate(const CalibrateArgs& args, real::MpiWorld& world) {
 }
 
 // The link model of the kind that bounds the logged collective, fitted so that the α-β model reproduces the
-// logs (engine/whatif/log_calibration.hpp), written into the topology's YAML.
+// logs (engine/measure/log_calibration.hpp), written into the topology's YAML.
 void run_calibrate_from_logs(const CalibrateArgs& args) {
   std::vector<NcclTestsLog> logs;
   for (const std::string& path : args.logs)

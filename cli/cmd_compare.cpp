@@ -8,7 +8,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "engine/whatif/compare.hpp"
+#include "engine/measure/compare.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab::cli {

@@ -18,7 +18,7 @@
 #include "engine/ir/trace.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 

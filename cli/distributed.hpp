@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/mpi_module.hpp"
 #include "engine/whatif/predict.hpp"
 
 namespace cclab::cli {
@@ -23,15 +24,5 @@ int launched_processes();
 std::optional<std::vector<PointResult>> predict_distributed(const Scenario& scenario,
                                                             const PredictOptions& options,
                                                             PredictStats* stats = nullptr);
-
-// What libcclab-mpi.so exports (looked up by name, versioned like the SimGrid module's entry).
-struct MpiModule {
-  // MPI_Init on the first call (MPI_Finalize at exit), then this process's rank and the world's size.
-  void (*init)(int* rank, int* size);
-  // Every rank's `mine`, in rank order, on rank 0; empty elsewhere. Collective.
-  std::vector<std::string> (*gather)(const std::string& mine);
-};
-inline constexpr const char* kMpiModuleFile = "libcclab-mpi.so";
-inline constexpr const char* kMpiModuleEntry = "cclab_mpi_module_entry_v1";
 
 }  // namespace cclab::cli

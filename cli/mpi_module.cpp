@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "cli/distributed.hpp"
+#include "cli/mpi_module.hpp"
 #include "common/error.hpp"
 
 namespace cclab::cli {

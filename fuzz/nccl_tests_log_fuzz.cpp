@@ -1,12 +1,12 @@
-// libFuzzer harness: nccl-tests logs (engine/whatif/nccl_tests_log.hpp), the text table and the -J JSON. Each
+// libFuzzer harness: nccl-tests logs (engine/measure/nccl_tests_log.hpp), the text table and the -J JSON. Each
 // input either reads into rows whose sizes, times and bandwidths are numbers nccl-tests could print (finite,
 // not negative), with a host and a GPU per device line and a preset for them or a ConfigError, or is refused
 // with an error that names the file.
 #include <cmath>
 
 #include "common/error.hpp"
-#include "engine/whatif/compare.hpp"
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/compare.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -12,8 +12,8 @@
 
 #include "common/error.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/whatif/compare.hpp"
-#include "engine/whatif/log_calibration.hpp"
+#include "engine/measure/compare.hpp"
+#include "engine/measure/log_calibration.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/ir/halving_doubling_layout.hpp"
 #include "engine/model/switch_ports.hpp"
-#include "engine/plan/halving_doubling_allreduce.hpp"
 
 namespace cclab {
 namespace {
@@ -83,8 +83,9 @@ double schedule_bound_s(const CompactSchedule& s, const MessageBounds& b, Protoc
       protocol_constants(protocol, algorithm_family(s.spec.collective, s.algorithm)).launch_s);
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
+      // Ring lanes only; the other passes bound at 0.
       const auto* ring = std::get_if<RingPass>(lane.pass.get());
-      if (!ring) continue;  // tree and explicit passes: 0
+      if (!ring) continue;
       double earliest = kInf;
       for (int r : lane.ranks)
         earliest = std::min(earliest, ready[r]);
@@ -108,7 +109,7 @@ double compact_lower_bound_s(const CompactSchedule& schedule, const MessageBound
 }
 
 double halving_doubling_lower_bound_s(const CollectiveSpec& spec, const MessageBounds& bounds) {
-  const planners::HalvingDoublingLayout layout(spec.world_size);
+  const HalvingDoublingLayout layout(spec.world_size);
   const int steps = layout.log2();
   const double elem_bytes = static_cast<double>(dtype_size_bytes(spec.dtype));
   const double reduce_Bps = bounds.params().reduce_Bps;

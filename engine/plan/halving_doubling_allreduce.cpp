@@ -4,19 +4,6 @@
 
 namespace cclab::planners {
 
-HalvingDoublingLayout::HalvingDoublingLayout(int world) {
-  while (pow2 * 2 <= world)
-    pow2 *= 2;
-  extra = world - pow2;
-}
-
-int HalvingDoublingLayout::log2() const {
-  int steps = 0;
-  for (int m = pow2 / 2; m >= 1; m /= 2)
-    ++steps;
-  return steps;
-}
-
 Schedule halving_doubling_allreduce(const CollectiveSpec& spec) {
   Schedule s = empty_schedule(spec, "halving_doubling");
   const int world = spec.world_size;

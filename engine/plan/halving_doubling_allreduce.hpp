@@ -8,20 +8,11 @@
 // One channel, unchunked: each step is one exchange with one partner, so there is nothing to pipeline.
 #pragma once
 
+#include "engine/ir/halving_doubling_layout.hpp"
 #include "engine/ir/schedule.hpp"
 
 namespace cclab::planners {
 
 Schedule halving_doubling_allreduce(const CollectiveSpec& spec);
-
-// Who takes part: virtual ranks v < pow2 run the halving and doubling; the first 2·extra ranks pair up, the
-// odd one of each pair standing for both.
-struct HalvingDoublingLayout {
-  int pow2 = 1;   // 2^⌊log2 P⌋
-  int extra = 0;  // P - pow2
-  explicit HalvingDoublingLayout(int world);
-  int rank_of(int v) const { return v < extra ? 2 * v + 1 : v + extra; }
-  int log2() const;  // halving steps
-};
 
 }  // namespace cclab::planners

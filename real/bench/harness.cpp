@@ -30,7 +30,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "real/check_data.hpp"
 #include "real/mpi/point_to_point.hpp"
 #include "real/mpi/transport.hpp"

@@ -14,8 +14,8 @@
 
 #include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
-#include "engine/whatif/compare.hpp"
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/compare.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {

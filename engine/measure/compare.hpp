@@ -10,7 +10,7 @@
 
 #include "engine/model/cost.hpp"
 #include "engine/plan/registry.hpp"
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {

@@ -1,4 +1,4 @@
-#include "engine/whatif/nccl_tests_log.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "engine/whatif/compare.hpp"
+#include "engine/measure/compare.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "engine/whatif/log_calibration.hpp"
+#include "engine/measure/log_calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/whatif/compare.hpp"
+#include "engine/measure/compare.hpp"
 
 namespace cclab {
 namespace {
