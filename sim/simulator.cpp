@@ -724,17 +724,21 @@ void require_lone_switch_ports(const CompactSchedule& s, const topo::Topology& t
                                const std::vector<FlowGroup>& flows) {
   std::unordered_set<std::size_t> ports;
   for (const Lane& lane : s.phases().at(phase).lanes) {
-    if (std::holds_alternative<NvlsPass>(*lane.pass)) {
-      for (const int rank : lane.ranks)
-        ports.insert(reduction_port(t, rank, false).port.link);
-      continue;
-    }
-    const auto* sharp = std::get_if<SharpPass>(lane.pass.get());
-    if (!sharp) continue;
-    for (const int rank : lane.ranks) {
-      ports.insert(reduction_port(t, rank, true).port.link);
-      if (sharp->intra == SharpIntra::Nvls) ports.insert(reduction_port(t, rank, false).port.link);
-    }
+    std::visit(PassHandlers{[&](const NvlsPass&) {
+                              for (const int rank : lane.ranks)
+                                ports.insert(reduction_port(t, rank, false).port.link);
+                            },
+                            [&](const SharpPass& sharp) {
+                              for (const int rank : lane.ranks) {
+                                ports.insert(reduction_port(t, rank, true).port.link);
+                                if (sharp.intra == SharpIntra::Nvls)
+                                  ports.insert(reduction_port(t, rank, false).port.link);
+                              }
+                            },
+                            // No switch ports (an NVLSTree or explicit lane runs op by op anyway).
+                            [](const RingPass&) {}, [](const TreePass&) {}, [](const NvlsTreePass&) {},
+                            [](const ExplicitPass&) {}},
+               *lane.pass);
   }
   if (ports.empty()) return;
   auto crosses = [&](topo::VertexId from, topo::VertexId to) {

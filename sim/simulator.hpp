@@ -114,9 +114,12 @@ inline bool simulates_by_pattern(const CompactSchedule& schedule, const SimParam
   if (!params.by_pattern || !params.platform_xml_path.empty()) return false;
   for (const Phase& phase : schedule.phases()) {
     for (const Lane& lane : phase.lanes) {
-      if (!std::holds_alternative<RingPass>(*lane.pass) && !std::holds_alternative<TreePass>(*lane.pass) &&
-          !std::holds_alternative<SharpPass>(*lane.pass) && !std::holds_alternative<NvlsPass>(*lane.pass))
-        return false;
+      const bool by_pattern = std::visit(
+          PassHandlers{[](const RingPass&) { return true; }, [](const TreePass&) { return true; },
+                       [](const SharpPass&) { return true; }, [](const NvlsPass&) { return true; },
+                       [](const NvlsTreePass&) { return false; }, [](const ExplicitPass&) { return false; }},
+          *lane.pass);
+      if (!by_pattern) return false;
     }
   }
   return true;

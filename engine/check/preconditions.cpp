@@ -192,23 +192,60 @@ struct InPlace {
   std::uint64_t offset;
 };
 InPlace in_place_layout(const Pass& pass, int m) {
-  if (const auto* ring = std::get_if<RingPass>(&pass)) {
-    const std::uint64_t own = partition(ring->count, ring->members(), m).offset;
-    if (ring->reduce_scatter && !ring->allgather) return {false, own};
-    if (!ring->reduce_scatter) return {true, own};
+  // A reduce-scatter half alone writes the member's own block of its input; an allgather half alone reads
+  // its input from that block of the output.
+  const auto halves = [&](bool reduce_scatter, bool allgather, std::uint64_t count, int members) -> InPlace {
+    const std::uint64_t own = partition(count, members, m).offset;
+    if (reduce_scatter && !allgather) return {false, own};
+    if (!reduce_scatter) return {true, own};
     return {true, 0};
-  }
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {  // as the ring's halves
-    const std::uint64_t own = partition(nv->count, nv->members(), m).offset;
-    if (nv->reduce && !nv->store) return {false, own};
-    if (!nv->reduce) return {true, own};
-    return {true, 0};
-  }
-  if (const auto* ex = std::get_if<ExplicitPass>(&pass)) {
-    const CollectiveSpec& spec = ex->programs.spec;
-    return {!output_is_block(spec.collective), in_place_offset(spec, m)};
-  }
-  return {true, 0};
+  };
+  const InPlace full_vector{true, 0};  // input and output both the whole vector
+  return std::visit(
+      PassHandlers{[&](const RingPass& ring) {
+                     return halves(ring.reduce_scatter, ring.allgather, ring.count, ring.members());
+                   },
+                   [&](const NvlsPass& nv) { return halves(nv.reduce, nv.store, nv.count, nv.members()); },
+                   [&](const TreePass&) { return full_vector; },
+                   [&](const NvlsTreePass&) { return full_vector; },
+                   [&](const SharpPass&) { return full_vector; },
+                   [&](const ExplicitPass& x) {
+                     const CollectiveSpec& spec = x.programs.spec;
+                     return InPlace{!output_is_block(spec.collective), in_place_offset(spec, m)};
+                   }},
+      pass);
+}
+
+// The ranges a member's ops touch in the pass's input, output and scratch; an error where the pass's own
+// declaration does not cover them.
+std::optional<std::string> pass_extents(const Pass& pass, int m, Extents& e) {
+  const auto full_vector = [&](std::uint64_t count) -> std::optional<std::string> {
+    e[Buffer::Input].cover(0, count);
+    e[Buffer::Output].cover(0, count);
+    return std::nullopt;
+  };
+  return std::visit(
+      PassHandlers{[&](const RingPass& ring) -> std::optional<std::string> {
+                     e = ring_extents(ring, m);
+                     if (!e[Buffer::Scratch].empty() && e[Buffer::Scratch].end > ring.scratch_count)
+                       return fmt::format("member {} uses {} scratch elements, the pass declares {}", m,
+                                          e[Buffer::Scratch].end, ring.scratch_count);
+                     return std::nullopt;
+                   },
+                   [&](const TreePass& tree) { return full_vector(tree.count); },
+                   [&](const NvlsTreePass& nt) { return full_vector(nt.count); },
+                   [&](const SharpPass& sp) { return full_vector(sp.count); },
+                   [&](const NvlsPass& nv) -> std::optional<std::string> {
+                     e = nvls_extents(nv, m);
+                     return std::nullopt;
+                   },
+                   [&](const ExplicitPass& x) -> std::optional<std::string> {
+                     const CollectiveSpec& sub = x.programs.spec;
+                     e[Buffer::Input].cover(0, input_count(sub, m));
+                     e[Buffer::Output].cover(0, output_count(sub, m));
+                     return std::nullopt;
+                   }},
+      pass);
 }
 
 std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane) {
@@ -216,27 +253,7 @@ std::optional<std::string> check_lane(const CompactSchedule& s, const Lane& lane
   for (int m = 0; m < static_cast<int>(lane.ranks.size()); ++m) {
     const int r = lane.ranks[m];
     Extents e;
-    if (const auto* ring = std::get_if<RingPass>(&pass)) {
-      e = ring_extents(*ring, m);
-      if (!e[Buffer::Scratch].empty() && e[Buffer::Scratch].end > ring->scratch_count)
-        return fmt::format("member {} uses {} scratch elements, the pass declares {}", m,
-                           e[Buffer::Scratch].end, ring->scratch_count);
-    } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
-      e[Buffer::Input].cover(0, tree->count);
-      e[Buffer::Output].cover(0, tree->count);
-    } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
-      e[Buffer::Input].cover(0, nt->count);
-      e[Buffer::Output].cover(0, nt->count);
-    } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
-      e[Buffer::Input].cover(0, sp->count);
-      e[Buffer::Output].cover(0, sp->count);
-    } else if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
-      e = nvls_extents(*nv, m);
-    } else {
-      const CollectiveSpec& sub = std::get<ExplicitPass>(pass).programs.spec;
-      e[Buffer::Input].cover(0, input_count(sub, m));
-      e[Buffer::Output].cover(0, output_count(sub, m));
-    }
+    if (auto error = pass_extents(pass, m, e)) return error;
     Extent global[2];  // the lane's input and output, in global elements
     for (Buffer b : {Buffer::Input, Buffer::Output}) {
       if (e[b].empty()) continue;
@@ -287,19 +304,14 @@ std::optional<std::string> check_compact(const CompactSchedule& s, VerifyDepth d
         return fmt::format("phase {} lane {} ({} pass): {}", p, l, pass_name(*lane.pass), what);
       };
       if (checked.insert(lane.pass.get()).second) {
-        std::optional<std::string> error;
-        if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
-          error = check_ring(*ring);
-        else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
-          error = check_tree(*tree);
-        else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
-          error = check_nvls_tree(*nt);
-        else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
-          error = check_sharp(*sp);
-        else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get()))
-          error = check_nvls(*nv);
-        else
-          error = verify(std::get<ExplicitPass>(*lane.pass).programs);
+        const std::optional<std::string> error =
+            std::visit(PassHandlers{[](const RingPass& ring) { return check_ring(ring); },
+                                    [](const TreePass& tree) { return check_tree(tree); },
+                                    [](const NvlsTreePass& nt) { return check_nvls_tree(nt); },
+                                    [](const SharpPass& sp) { return check_sharp(sp); },
+                                    [](const NvlsPass& nv) { return check_nvls(nv); },
+                                    [](const ExplicitPass& x) { return verify(x.programs); }},
+                       *lane.pass);
         if (error) return where(*error);
       }
       if (auto error = check_lane(s, lane)) return where(*error);

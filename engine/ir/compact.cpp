@@ -163,21 +163,24 @@ void render_params(const CompactSchedule& s, Schedule& out) {
 
 // IR channels a pass's expansion uses (1 + the highest).
 int ir_channels(const Pass& pass) {
-  if (const auto* ring = std::get_if<RingPass>(&pass)) return ring->channels();
-  if (const auto* tree = std::get_if<TreePass>(&pass)) return 2 * tree->channels();
-  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return 4 * nt->channels();
-  if (const auto* sp = std::get_if<SharpPass>(&pass))
-    return static_cast<int>(
-        std::min<long long>(static_cast<long long>(sp->ir_channels_per_channel()) * sp->channels(), INT_MAX));
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
-    // One member runs a copy on channel 0; channels without rounds have no ops.
-    if (nv->members() == 1) return nv->count > 0 ? 1 : 0;
-    int used = 0;
-    for (int c = 0; c < nv->channels(); ++c)
-      if (nv->rounds(c) > 0) used = c + 1;
-    return used;
-  }
-  return std::get<ExplicitPass>(pass).programs.num_channels();
+  return std::visit(
+      PassHandlers{[](const RingPass& ring) { return ring.channels(); },
+                   [](const TreePass& tree) { return 2 * tree.channels(); },
+                   [](const NvlsTreePass& nt) { return 4 * nt.channels(); },
+                   [](const SharpPass& sp) {
+                     return static_cast<int>(std::min<long long>(
+                         static_cast<long long>(sp.ir_channels_per_channel()) * sp.channels(), INT_MAX));
+                   },
+                   [](const NvlsPass& nv) {
+                     // One member runs a copy on channel 0; channels without rounds have no ops.
+                     if (nv.members() == 1) return nv.count > 0 ? 1 : 0;
+                     int used = 0;
+                     for (int c = 0; c < nv.channels(); ++c)
+                       if (nv.rounds(c) > 0) used = c + 1;
+                     return used;
+                   },
+                   [](const ExplicitPass& x) { return x.programs.num_channels(); }},
+      pass);
 }
 
 }  // namespace
@@ -301,10 +304,10 @@ CompactSchedule from_explicit(Schedule schedule) {
 }
 
 std::uint64_t count_explicit_ops(const CompactSchedule& s) {
-  std::uint64_t total = 0;  // each term is at most UINT64_MAX / 256; saturate the sum the same way
+  std::uint64_t total = 0;  // each term is at most kMaxOpCount; saturate the sum the same way
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
-      total = std::min(total + pass_op_count(*lane.pass), UINT64_MAX / 256);
+      total = std::min(total + pass_op_count(*lane.pass), kMaxOpCount);
   return total;
 }
 
@@ -342,29 +345,47 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
           out.push_back(lane.ranks[m]);
         return out;
       };
-      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        for (int c = 0; c < ring->channels(); ++c)
-          text += fmt::format("{}channel {}: {}\n", indent, c, clipped(global(ring->rings[c])));
-      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-        for (int c = 0; c < tree->channels(); ++c) {
-          const Tree& t = tree->trees[c];
-          std::vector<int> parents;
-          for (std::size_t m = 0; m < t.parent.size(); ++m)
-            parents.push_back(t.parent[m] < 0 ? -1 : lane.ranks[t.parent[m]]);
-          text += fmt::format("{}tree {}: root {}, depth {}, parents {}\n", indent, c, lane.ranks[t.root],
-                              t.depth(), clipped(parents));
+      // The SHARP pass's chains, or its groups per local rank.
+      auto sharp = [&](const SharpPass& sp) {
+        if (sp.intra != SharpIntra::Chain) {
+          text += fmt::format(
+              "{}SHARP across {} nodes of {} GPUs, one group per local rank, {} inside each node, {} "
+              "channels\n",
+              indent, sp.nodes, sp.gpus_per_node, sp.intra == SharpIntra::Nvls ? "NVLS" : "direct messages",
+              sp.channels());
+          return;
         }
-      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
-        // The trees are over nodes: a node is named by its first member's rank.
-        const int g = nt->gpus_per_node;
-        text += fmt::format("{}NVLS in each of {} nodes of {} GPUs, a tree of nodes per local rank:\n",
-                            indent, nt->nodes(), g);
-        int repeated = 0;  // channels whose tree an earlier channel has (NCCL's two trees, alternating)
-        for (int c = 0; c < nt->channels(); ++c) {
-          const Tree& t = nt->trees[c];
+        text += fmt::format("{}SHARP across {} nodes of {} GPUs, a chain inside each node, {} channels:\n",
+                            indent, sp.nodes, sp.gpus_per_node, sp.channels());
+        int repeated = 0;  // channels whose chain an earlier channel has
+        for (int c = 0; c < sp.channels(); ++c) {
           bool seen = false;
           for (int d = 0; d < c && !seen; ++d)
-            seen = nt->trees[d].parent == t.parent;
+            seen = sp.chains[d] == sp.chains[c];
+          if (seen) {
+            ++repeated;
+            continue;
+          }
+          std::vector<int> chain;  // node 0's ranks, the head first
+          for (int m : sp.chains[c])
+            chain.push_back(lane.ranks[m]);
+          text += fmt::format("{}chain {}: head {} (its NIC to SHARP), then {}\n", indent, c, chain[0],
+                              clipped(std::vector<int>(chain.begin() + 1, chain.end())));
+        }
+        if (repeated > 0)
+          text += fmt::format("{}and {} more channels, each on one of these chains\n", indent, repeated);
+      };
+      auto nvls_tree = [&](const NvlsTreePass& nt) {
+        // The trees are over nodes: a node is named by its first member's rank.
+        const int g = nt.gpus_per_node;
+        text += fmt::format("{}NVLS in each of {} nodes of {} GPUs, a tree of nodes per local rank:\n",
+                            indent, nt.nodes(), g);
+        int repeated = 0;  // channels whose tree an earlier channel has (NCCL's two trees, alternating)
+        for (int c = 0; c < nt.channels(); ++c) {
+          const Tree& t = nt.trees[c];
+          bool seen = false;
+          for (int d = 0; d < c && !seen; ++d)
+            seen = nt.trees[d].parent == t.parent;
           if (seen) {
             ++repeated;
             continue;
@@ -377,44 +398,36 @@ std::string format_compact_summary(const CompactSchedule& s, int max_items) {
         }
         if (repeated > 0)
           text += fmt::format("{}and {} more channels, each on one of these trees\n", indent, repeated);
-      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get());
-                 sp && sp->intra == SharpIntra::Chain) {
-        text += fmt::format("{}SHARP across {} nodes of {} GPUs, a chain inside each node, {} channels:\n",
-                            indent, sp->nodes, sp->gpus_per_node, sp->channels());
-        int repeated = 0;  // channels whose chain an earlier channel has
-        for (int c = 0; c < sp->channels(); ++c) {
-          bool seen = false;
-          for (int d = 0; d < c && !seen; ++d)
-            seen = sp->chains[d] == sp->chains[c];
-          if (seen) {
-            ++repeated;
-            continue;
-          }
-          std::vector<int> chain;  // node 0's ranks, the head first
-          for (int m : sp->chains[c])
-            chain.push_back(lane.ranks[m]);
-          text += fmt::format("{}chain {}: head {} (its NIC to SHARP), then {}\n", indent, c, chain[0],
-                              clipped(std::vector<int>(chain.begin() + 1, chain.end())));
-        }
-        if (repeated > 0)
-          text += fmt::format("{}and {} more channels, each on one of these chains\n", indent, repeated);
-      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
-        text += fmt::format(
-            "{}SHARP across {} nodes of {} GPUs, one group per local rank, {} inside each node, {} "
-            "channels\n",
-            indent, sp->nodes, sp->gpus_per_node, sp->intra == SharpIntra::Nvls ? "NVLS" : "direct messages",
-            sp->channels());
-      } else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get())) {
-        text += fmt::format("{}NVLS on {}: {} in the switch, {} channels\n", indent, clipped(lane.ranks),
-                            nv->reduce && nv->store ? "reduce and multicast"
-                            : nv->reduce            ? "reduce"
-                                                    : "multicast",
-                            nv->channels());
-      } else {
-        const auto& programs = std::get<ExplicitPass>(*lane.pass).programs;
-        text += fmt::format("{}explicit {} on {}: {} ops\n", indent, programs.algorithm, clipped(lane.ranks),
-                            programs.num_ops());
-      }
+      };
+      std::visit(PassHandlers{
+                     [&](const RingPass& ring) {
+                       for (int c = 0; c < ring.channels(); ++c)
+                         text += fmt::format("{}channel {}: {}\n", indent, c, clipped(global(ring.rings[c])));
+                     },
+                     [&](const TreePass& tree) {
+                       for (int c = 0; c < tree.channels(); ++c) {
+                         const Tree& t = tree.trees[c];
+                         std::vector<int> parents;
+                         for (std::size_t m = 0; m < t.parent.size(); ++m)
+                           parents.push_back(t.parent[m] < 0 ? -1 : lane.ranks[t.parent[m]]);
+                         text += fmt::format("{}tree {}: root {}, depth {}, parents {}\n", indent, c,
+                                             lane.ranks[t.root], t.depth(), clipped(parents));
+                       }
+                     },
+                     nvls_tree, sharp,
+                     [&](const NvlsPass& nv) {
+                       text += fmt::format("{}NVLS on {}: {} in the switch, {} channels\n", indent,
+                                           clipped(lane.ranks),
+                                           nv.reduce && nv.store ? "reduce and multicast"
+                                           : nv.reduce           ? "reduce"
+                                                                 : "multicast",
+                                           nv.channels());
+                     },
+                     [&](const ExplicitPass& x) {
+                       text += fmt::format("{}explicit {} on {}: {} ops\n", indent, x.programs.algorithm,
+                                           clipped(lane.ranks), x.programs.num_ops());
+                     }},
+                 *lane.pass);
     }
   }
   return text;

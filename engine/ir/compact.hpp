@@ -199,6 +199,24 @@ struct ExplicitPass {
 };
 
 using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, NvlsPass, ExplicitPass>;
+
+// Every consumer that does something per kind visits the pass with a handler for each kind, never a chain of
+// get_if, so that a kind one of them leaves out fails to compile:
+//   std::visit(PassHandlers{[&](const RingPass& ring) { ... }, ..., [&](const ExplicitPass& x) { ... }},
+//   pass)
+// (no `auto` catch-all). What each kind has, and where:
+//   expansion, op count         engine/ir/passes.cpp (expand_pass, pass_op_count) and
+//   engine/ir/<kind>_pass.cpp IR channels, summary        engine/ir/compact.cpp (ir_channels,
+//   format_compact_summary) JSON                        engine/ir/schedule_json.cpp (pass_json, the readers
+//   beside it) preconditions               engine/check/preconditions.cpp (check_pass) α-β time, ports,
+//   network    engine/model/compact_cost.cpp simulation by pattern       sim/simulator.cpp (which kinds it
+//   simulates by pattern: sim/simulator.hpp)
+template <class... Handlers>
+struct PassHandlers : Handlers... {
+  using Handlers::operator()...;
+};
+template <class... Handlers>
+PassHandlers(Handlers...) -> PassHandlers<Handlers...>;
 // "ring", "tree", "nvls_tree", "collnet", "collnet_chain" or "nvls_sharp" (a SharpPass: Direct, Chain or
 // Nvls), "nvls", "explicit"
 std::string_view pass_name(const Pass& pass);

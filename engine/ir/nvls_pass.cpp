@@ -40,7 +40,7 @@ std::uint64_t nvls_channel_ops(const NvlsPass& pass, int c) {
   const unsigned __int128 total = static_cast<unsigned __int128>(pass.rounds(c)) *
                                   static_cast<std::uint64_t>(pass.members()) *
                                   ((pass.reduce ? 1u : 0u) + (pass.store ? 1u : 0u));
-  return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+  return saturated_op_count(total);
 }
 
 bool nvls_channels_alike(const NvlsPass& pass, int a, int b) {

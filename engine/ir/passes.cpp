@@ -24,7 +24,7 @@ std::uint64_t ops_of_one_channel_per_kind(int channels, Alike&& alike, Ops&& ops
     bool seen = false;
     for (int earlier = 0; earlier < c && !seen; ++earlier)
       seen = alike(earlier, c);
-    if (!seen) total = std::min(total + ops(c), UINT64_MAX / 256);
+    if (!seen) total = std::min(total + ops(c), kMaxOpCount);
   }
   return total;
 }
@@ -37,62 +37,70 @@ int chunk_rounds(std::uint64_t largest_block, std::uint64_t chunk_elems) {
 }
 
 void expand_pass(const Pass& pass, int member, Program& program) {
-  if (const auto* ring = std::get_if<RingPass>(&pass)) return expand_ring_pass(*ring, member, program);
-  if (const auto* tree = std::get_if<TreePass>(&pass)) return expand_tree_pass(*tree, member, program);
-  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) return expand_nvls_tree_pass(*nt, member, program);
-  if (const auto* sp = std::get_if<SharpPass>(&pass)) return expand_sharp_pass(*sp, member, program);
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) return expand_nvls_pass(*nv, member, program);
-  program = std::get<ExplicitPass>(pass).programs.ranks.at(member);
+  std::visit(PassHandlers{[&](const RingPass& ring) { expand_ring_pass(ring, member, program); },
+                          [&](const TreePass& tree) { expand_tree_pass(tree, member, program); },
+                          [&](const NvlsTreePass& nt) { expand_nvls_tree_pass(nt, member, program); },
+                          [&](const SharpPass& sp) { expand_sharp_pass(sp, member, program); },
+                          [&](const NvlsPass& nv) { expand_nvls_pass(nv, member, program); },
+                          [&](const ExplicitPass& x) { program = x.programs.ranks.at(member); }},
+             pass);
 }
 
+namespace {
+
+// The sum of channel_ops(c) over the channels, saturating.
+template <typename ChannelOps>
+std::uint64_t sum_over_channels(int channels, ChannelOps&& channel_ops) {
+  std::uint64_t total = 0;
+  for (int c = 0; c < channels; ++c)
+    total = std::min(total + channel_ops(c), kMaxOpCount);
+  return total;
+}
+
+std::uint64_t ring_op_count(const RingPass& ring) {
+  const std::uint64_t world = ring.members(), rounds = ring.rounds();
+  std::uint64_t per_channel = 0;  // ops of one member on one channel
+  if (world == 1) {
+    per_channel = rounds;
+  } else {
+    if (ring.reduce_scatter) per_channel += 2 * (world - 1) * rounds;
+    if (ring.allgather) per_channel += 2 * (world - 1) * rounds + (ring.reduce_scatter ? 0 : rounds);
+  }
+  return saturated_op_count(static_cast<unsigned __int128>(world) * ring.channels() * per_channel);
+}
+
+std::uint64_t tree_op_count(const TreePass& tree) {
+  std::uint64_t per_round = 0;
+  for (const Tree& t : tree.trees) {
+    for (std::size_t m = 0; m < t.parent.size(); ++m) {
+      const std::uint64_t children = t.children[m].size();
+      const bool has_parent = t.parent[m] >= 0;
+      per_round += children == 0 ? 0 : 2 * children - 1;      // receives and local adds
+      per_round += has_parent ? 2 : (children == 0 ? 1 : 0);  // send up + receive down, or the root's copy
+      per_round += children;                                  // sends down
+    }
+  }
+  return saturated_op_count(static_cast<unsigned __int128>(per_round) * tree.rounds());
+}
+
+}  // namespace
+
 std::uint64_t pass_op_count(const Pass& pass) {
-  if (const auto* ring = std::get_if<RingPass>(&pass)) {
-    const std::uint64_t world = ring->members(), rounds = ring->rounds();
-    std::uint64_t per_channel = 0;  // ops of one member on one channel
-    if (world == 1) {
-      per_channel = rounds;
-    } else {
-      if (ring->reduce_scatter) per_channel += 2 * (world - 1) * rounds;
-      if (ring->allgather) per_channel += 2 * (world - 1) * rounds + (ring->reduce_scatter ? 0 : rounds);
-    }
-    // Saturates rather than wraps: a loaded file may ask for absurd sizes, which the memory guard must see.
-    const unsigned __int128 total = static_cast<unsigned __int128>(world) * ring->channels() * per_channel;
-    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
-  }
-  if (const auto* tree = std::get_if<TreePass>(&pass)) {
-    const std::uint64_t rounds = tree->rounds();
-    std::uint64_t per_round = 0;
-    for (const Tree& t : tree->trees) {
-      for (std::size_t m = 0; m < t.parent.size(); ++m) {
-        const std::uint64_t children = t.children[m].size();
-        const bool has_parent = t.parent[m] >= 0;
-        per_round += children == 0 ? 0 : 2 * children - 1;      // receives and local adds
-        per_round += has_parent ? 2 : (children == 0 ? 1 : 0);  // send up + receive down, or the root's copy
-        per_round += children;                                  // sends down
-      }
-    }
-    const unsigned __int128 total = static_cast<unsigned __int128>(per_round) * rounds;
-    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
-  }
-  if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
-    std::uint64_t total = 0;
-    for (int c = 0; c < nt->channels(); ++c)
-      total = std::min(total + nvls_tree_channel_ops(*nt, c), UINT64_MAX / 256);
-    return total;
-  }
-  if (const auto* sp = std::get_if<SharpPass>(&pass)) {
-    std::uint64_t total = 0;
-    for (int c = 0; c < sp->channels(); ++c)
-      total = std::min(total + sharp_channel_ops(*sp, c), UINT64_MAX / 256);
-    return total;
-  }
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
-    std::uint64_t total = 0;
-    for (int c = 0; c < nv->channels(); ++c)
-      total = std::min(total + nvls_channel_ops(*nv, c), UINT64_MAX / 256);
-    return total;
-  }
-  return std::get<ExplicitPass>(pass).programs.num_ops();
+  return std::visit(
+      PassHandlers{[](const RingPass& ring) { return ring_op_count(ring); },
+                   [](const TreePass& tree) { return tree_op_count(tree); },
+                   [](const NvlsTreePass& nt) {
+                     return sum_over_channels(nt.channels(),
+                                              [&](int c) { return nvls_tree_channel_ops(nt, c); });
+                   },
+                   [](const SharpPass& sp) {
+                     return sum_over_channels(sp.channels(), [&](int c) { return sharp_channel_ops(sp, c); });
+                   },
+                   [](const NvlsPass& nv) {
+                     return sum_over_channels(nv.channels(), [&](int c) { return nvls_channel_ops(nv, c); });
+                   },
+                   [](const ExplicitPass& x) { return x.programs.num_ops(); }},
+      pass);
 }
 
 std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
@@ -108,7 +116,7 @@ std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
     const unsigned __int128 total = static_cast<unsigned __int128>(4 * static_cast<std::uint64_t>(g) - 3) *
                                     static_cast<std::uint64_t>(pass.chain_rounds()) *
                                     static_cast<std::uint64_t>(pass.nodes);
-    return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+    return saturated_op_count(total);
   }
   const MemberRounds pipe = member_rounds(pass.count, g, pass.channels(), c, pass.round_elems);
   unsigned __int128 per_node = 0;
@@ -121,7 +129,7 @@ std::uint64_t sharp_channel_ops(const SharpPass& pass, int c) {
     }
   }
   const unsigned __int128 total = per_node * static_cast<std::uint64_t>(pass.nodes);
-  return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+  return saturated_op_count(total);
 }
 
 bool sharp_channels_alike(const SharpPass& pass, int a, int b) {
@@ -160,7 +168,7 @@ std::uint64_t nvls_tree_channel_ops(const NvlsTreePass& pass, int c) {
       total += 2 * static_cast<std::uint64_t>(pipe.rounds) + moving * per_moving_round;
     }
   }
-  return total > UINT64_MAX / 256 ? UINT64_MAX / 256 : static_cast<std::uint64_t>(total);
+  return saturated_op_count(total);
 }
 
 bool nvls_tree_channels_alike(const NvlsTreePass& pass, int a, int b) {

@@ -32,6 +32,12 @@ std::uint64_t nvls_walked_ops(const NvlsPass& pass);
 // Ops the pass expands to, over all its members (exact, in O(C·P) for ring, tree, NVLSTree, SHARP and NVLS
 // passes).
 std::uint64_t pass_op_count(const Pass& pass);
+// Op counts saturate at kMaxOpCount rather than wrap: a loaded file may ask for absurd sizes, which the
+// memory guard must see (any count this large refuses), and sums of a few of them still fit.
+inline constexpr std::uint64_t kMaxOpCount = UINT64_MAX / 256;
+inline std::uint64_t saturated_op_count(unsigned __int128 total) {
+  return total > kMaxOpCount ? kMaxOpCount : static_cast<std::uint64_t>(total);
+}
 
 // The pipeline of a planner that gives local rank m of every node block m of the vector, and channel c part c
 // of each block (nvls_tree, collnet, nvls_sharp): every member runs as many rounds on a channel (a switch

@@ -269,6 +269,81 @@ json spec_json(const CollectiveSpec& spec, const std::string& algorithm) {
   return doc;
 }
 
+// One pass of the compact file: its kind and its fields.
+std::string pass_json(const Pass& pass) {
+  const auto trees_parents = [](const std::vector<Tree>& trees) {
+    json parents = json::array();
+    for (const Tree& t : trees)
+      parents.push_back(t.parent);
+    return parents;
+  };
+  return std::visit(PassHandlers{[](const RingPass& ring) {
+                                   return json{{"kind", "ring"},
+                                               {"reduce_scatter", ring.reduce_scatter},
+                                               {"allgather", ring.allgather},
+                                               {"count", ring.count},
+                                               {"chunk_elems", ring.chunk_elems},
+                                               {"scratch", ring.scratch_count},
+                                               {"roles",
+                                                {{"contribution", role_json(ring.contribution)},
+                                                 {"partial", role_json(ring.partial)},
+                                                 {"reduced", role_json(ring.reduced)},
+                                                 {"gathered", role_json(ring.gathered)}}},
+                                               {"rings", ring.rings}}
+                                       .dump();
+                                 },
+                                 [&](const TreePass& tree) {
+                                   return json{{"kind", "tree"},
+                                               {"count", tree.count},
+                                               {"chunk_elems", tree.chunk_elems},
+                                               {"parents", trees_parents(tree.trees)}}
+                                       .dump();
+                                 },
+                                 [&](const NvlsTreePass& nt) {
+                                   return json{{"kind", "nvls_tree"},
+                                               {"count", nt.count},
+                                               {"round_elems", nt.round_elems},
+                                               {"gpus_per_node", nt.gpus_per_node},
+                                               {"node_parents", trees_parents(nt.trees)}}
+                                       .dump();
+                                 },
+                                 [](const SharpPass& sp) {
+                                   json j{{"kind", "sharp"},
+                                          {"intra", sp.intra == SharpIntra::Nvls    ? "nvls"
+                                                    : sp.intra == SharpIntra::Chain ? "chain"
+                                                                                    : "direct"},
+                                          {"count", sp.count},
+                                          {"round_elems", sp.round_elems},
+                                          {"gpus_per_node", sp.gpus_per_node},
+                                          {"nodes", sp.nodes},
+                                          {"channels", sp.channel_count}};
+                                   if (sp.intra == SharpIntra::Chain) j["chains"] = sp.chains;
+                                   return j.dump();
+                                 },
+                                 [](const NvlsPass& nv) {
+                                   return json{{"kind", "nvls"},
+                                               {"members", nv.member_count},
+                                               {"channels", nv.channel_count},
+                                               {"count", nv.count},
+                                               {"round_elems", nv.round_elems},
+                                               {"reduce", nv.reduce},
+                                               {"store", nv.store},
+                                               {"roles",
+                                                {{"reduce_src", role_json(nv.reduce_src)},
+                                                 {"reduce_dst", role_json(nv.reduce_dst)},
+                                                 {"store_src", role_json(nv.store_src)},
+                                                 {"store_dst", role_json(nv.store_dst)}}}}
+                                       .dump();
+                                 },
+                                 [](const ExplicitPass& x) {
+                                   std::string programs = schedule_to_json(x.programs);
+                                   while (!programs.empty() && programs.back() == '\n')
+                                     programs.pop_back();
+                                   return "{\"kind\":\"explicit\",\"schedule\":" + programs + "}";
+                                 }},
+                    pass);
+}
+
 }  // namespace
 
 bool is_compact_json(std::string_view text) {
@@ -311,72 +386,7 @@ std::string compact_to_json(const CompactSchedule& s) {
   out += ",\n\"passes\":[";
   for (std::size_t i = 0; i < passes.size(); ++i) {
     if (i) out += ",\n";
-    const Pass& pass = *passes[i];
-    if (const auto* ring = std::get_if<RingPass>(&pass)) {
-      out += json{{"kind", "ring"},
-                  {"reduce_scatter", ring->reduce_scatter},
-                  {"allgather", ring->allgather},
-                  {"count", ring->count},
-                  {"chunk_elems", ring->chunk_elems},
-                  {"scratch", ring->scratch_count},
-                  {"roles",
-                   {{"contribution", role_json(ring->contribution)},
-                    {"partial", role_json(ring->partial)},
-                    {"reduced", role_json(ring->reduced)},
-                    {"gathered", role_json(ring->gathered)}}},
-                  {"rings", ring->rings}}
-                 .dump();
-    } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
-      json parents = json::array();
-      for (const Tree& t : tree->trees)
-        parents.push_back(t.parent);
-      out += json{{"kind", "tree"},
-                  {"count", tree->count},
-                  {"chunk_elems", tree->chunk_elems},
-                  {"parents", parents}}
-                 .dump();
-    } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
-      json parents = json::array();
-      for (const Tree& t : nt->trees)
-        parents.push_back(t.parent);
-      out += json{{"kind", "nvls_tree"},
-                  {"count", nt->count},
-                  {"round_elems", nt->round_elems},
-                  {"gpus_per_node", nt->gpus_per_node},
-                  {"node_parents", parents}}
-                 .dump();
-    } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
-      json j{{"kind", "sharp"},
-             {"intra", sp->intra == SharpIntra::Nvls    ? "nvls"
-                       : sp->intra == SharpIntra::Chain ? "chain"
-                                                        : "direct"},
-             {"count", sp->count},
-             {"round_elems", sp->round_elems},
-             {"gpus_per_node", sp->gpus_per_node},
-             {"nodes", sp->nodes},
-             {"channels", sp->channel_count}};
-      if (sp->intra == SharpIntra::Chain) j["chains"] = sp->chains;
-      out += j.dump();
-    } else if (const auto* nv = std::get_if<NvlsPass>(&pass)) {
-      out += json{{"kind", "nvls"},
-                  {"members", nv->member_count},
-                  {"channels", nv->channel_count},
-                  {"count", nv->count},
-                  {"round_elems", nv->round_elems},
-                  {"reduce", nv->reduce},
-                  {"store", nv->store},
-                  {"roles",
-                   {{"reduce_src", role_json(nv->reduce_src)},
-                    {"reduce_dst", role_json(nv->reduce_dst)},
-                    {"store_src", role_json(nv->store_src)},
-                    {"store_dst", role_json(nv->store_dst)}}}}
-                 .dump();
-    } else {
-      std::string programs = schedule_to_json(std::get<ExplicitPass>(pass).programs);
-      while (!programs.empty() && programs.back() == '\n')
-        programs.pop_back();
-      out += "{\"kind\":\"explicit\",\"schedule\":" + programs + "}";
-    }
+    out += pass_json(*passes[i]);
   }
   out += "],\n\"phases\":" + phases.dump() + "}\n";
   return out;

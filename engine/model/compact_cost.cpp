@@ -22,91 +22,104 @@ namespace {
 // send), without expanding ring and tree passes.
 template <typename Add>
 void for_each_pass_connection(const Pass& pass, Add&& add) {
-  if (const auto* ring = std::get_if<RingPass>(&pass)) {
-    const int n = ring->members();
-    if (n < 2) return;
-    for (int c = 0; c < ring->channels(); ++c) {
-      auto slice = [&](int owner) {
-        return partition(partition(ring->count, n, owner), ring->channels(), c).count;
-      };
-      std::uint64_t total = 0;
-      for (int owner = 0; owner < n; ++owner)
-        total += slice(owner);
-      for (int i = 0; i < n; ++i) {
-        const int member = ring->rings[c][i], next = ring->rings[c][(i + 1) % n];
-        // Reduce-scatter sends every block but the member's own; the allgather every block but the next
-        // member's (the one it receives last).
-        add(member, next, c,
-            (ring->reduce_scatter ? total - slice(member) : 0) + (ring->allgather ? total - slice(next) : 0));
-      }
-    }
-  } else if (const auto* tree = std::get_if<TreePass>(&pass)) {
-    for (int c = 0; c < tree->channels(); ++c) {
-      const Tree& t = tree->trees[c];
-      const std::uint64_t slice = partition(tree->count, tree->channels(), c).count;
-      for (std::size_t m = 0; m < t.parent.size(); ++m) {
-        if (t.parent[m] < 0) continue;
-        add(static_cast<int>(m), t.parent[m], 2 * c, slice);
-        add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
-      }
-    }
-  } else if (const auto* nt = std::get_if<NvlsTreePass>(&pass)) {
-    // Local rank m of each node sends its part up to its parent node's and receives the sum back.
-    const int g = nt->gpus_per_node;
-    for (int c = 0; c < nt->channels(); ++c) {
-      const MemberRounds pipe = member_rounds(nt->count, g, nt->channels(), c, nt->round_elems);
-      const Tree& t = nt->trees[c];
-      for (int n = 0; n < nt->nodes(); ++n) {
-        if (t.parent[n] < 0) continue;
-        for (int m = 0; m < g; ++m) {
-          const std::uint64_t part = pipe.part(m).count;
-          if (part == 0) continue;
-          add(n * g + m, t.parent[n] * g + m, 4 * c + 1, part);
-          add(t.parent[n] * g + m, n * g + m, 4 * c + 2, part);
-        }
-      }
-    }
-  } else if (const auto* sp = std::get_if<SharpPass>(&pass); sp && sp->intra == SharpIntra::Chain) {
+  const auto sharp_chain = [&](const SharpPass& sp) {
     // Chain: each member sends the channel's part up to the one above it (2c) and the one above sends the
     // result down (2c + 1), in every node.
-    const int g = sp->gpus_per_node;
-    for (int c = 0; c < sp->channels(); ++c) {
-      const std::uint64_t part = sp->chain_part(c).count;
-      const std::vector<int>& chain = sp->chains[c];
-      for (int n = 0; n < sp->nodes; ++n) {
+    const int g = sp.gpus_per_node;
+    for (int c = 0; c < sp.channels(); ++c) {
+      const std::uint64_t part = sp.chain_part(c).count;
+      const std::vector<int>& chain = sp.chains[c];
+      for (int n = 0; n < sp.nodes; ++n) {
         for (int i = 1; i < g; ++i) {
           add(n * g + chain[i], n * g + chain[i - 1], 2 * c, part);
           add(n * g + chain[i - 1], n * g + chain[i], 2 * c + 1, part);
         }
       }
     }
-  } else if (const auto* sp = std::get_if<SharpPass>(&pass)) {
-    // Direct: inside each node, member m sends each peer j its share of j's part (scatter) and the result of
-    // its own part back (gather), each pair and direction on IR channels of its own. Nvls: none.
-    if (sp->intra != SharpIntra::Direct) return;
-    const int g = sp->gpus_per_node;
-    for (int c = 0; c < sp->channels(); ++c) {
-      const MemberRounds pipe = member_rounds(sp->count, g, sp->channels(), c, sp->round_elems);
-      for (int n = 0; n < sp->nodes; ++n) {
-        for (int m = 0; m < g; ++m) {
-          for (int j = 0; j < g; ++j) {
-            if (j == m) continue;
-            if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
-              add(n * g + m, n * g + j, sp->scatter_channel(c, m, j), theirs);
-            if (const std::uint64_t own = pipe.part(m).count; own > 0)
-              add(n * g + m, n * g + j, sp->gather_channel(c, m, j), own);
-          }
-        }
-      }
-    }
-  } else if (std::holds_alternative<NvlsPass>(pass)) {
-    return;  // the switch carries it all: no point-to-point connection
-  } else {
-    const Schedule& programs = std::get<ExplicitPass>(pass).programs;
-    for (int a = 0; a < programs.world_size(); ++a)
-      for (const Op& op : programs.ranks[a].ops)
-        if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel), op.src.count);
-  }
+  };
+  std::visit(
+      PassHandlers{[&](const RingPass& ring) {
+                     const int n = ring.members();
+                     if (n < 2) return;
+                     for (int c = 0; c < ring.channels(); ++c) {
+                       auto slice = [&](int owner) {
+                         return partition(partition(ring.count, n, owner), ring.channels(), c).count;
+                       };
+                       std::uint64_t total = 0;
+                       for (int owner = 0; owner < n; ++owner)
+                         total += slice(owner);
+                       for (int i = 0; i < n; ++i) {
+                         const int member = ring.rings[c][i], next = ring.rings[c][(i + 1) % n];
+                         // Reduce-scatter sends every block but the member's own; the allgather every block
+                         // but the next member's (the one it receives last).
+                         add(member, next, c,
+                             (ring.reduce_scatter ? total - slice(member) : 0) +
+                                 (ring.allgather ? total - slice(next) : 0));
+                       }
+                     }
+                   },
+                   [&](const TreePass& tree) {
+                     for (int c = 0; c < tree.channels(); ++c) {
+                       const Tree& t = tree.trees[c];
+                       const std::uint64_t slice = partition(tree.count, tree.channels(), c).count;
+                       for (std::size_t m = 0; m < t.parent.size(); ++m) {
+                         if (t.parent[m] < 0) continue;
+                         add(static_cast<int>(m), t.parent[m], 2 * c, slice);
+                         add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
+                       }
+                     }
+                   },
+                   [&](const NvlsTreePass& nt) {
+                     // Local rank m of each node sends its part up to its parent node's and receives the sum
+                     // back.
+                     const int g = nt.gpus_per_node;
+                     for (int c = 0; c < nt.channels(); ++c) {
+                       const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), c, nt.round_elems);
+                       const Tree& t = nt.trees[c];
+                       for (int n = 0; n < nt.nodes(); ++n) {
+                         if (t.parent[n] < 0) continue;
+                         for (int m = 0; m < g; ++m) {
+                           const std::uint64_t part = pipe.part(m).count;
+                           if (part == 0) continue;
+                           add(n * g + m, t.parent[n] * g + m, 4 * c + 1, part);
+                           add(t.parent[n] * g + m, n * g + m, 4 * c + 2, part);
+                         }
+                       }
+                     }
+                   },
+                   [&](const SharpPass& sp) {
+                     if (sp.intra == SharpIntra::Chain) return sharp_chain(sp);
+                     // Direct: inside each node, member m sends each peer j its share of j's part (scatter)
+                     // and the result of its own part back (gather), each pair and direction on IR channels
+                     // of its own. Nvls: none.
+                     if (sp.intra != SharpIntra::Direct) return;
+                     const int g = sp.gpus_per_node;
+                     for (int c = 0; c < sp.channels(); ++c) {
+                       const MemberRounds pipe = member_rounds(sp.count, g, sp.channels(), c, sp.round_elems);
+                       for (int n = 0; n < sp.nodes; ++n) {
+                         for (int m = 0; m < g; ++m) {
+                           for (int j = 0; j < g; ++j) {
+                             if (j == m) continue;
+                             if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
+                               add(n * g + m, n * g + j, sp.scatter_channel(c, m, j), theirs);
+                             if (const std::uint64_t own = pipe.part(m).count; own > 0)
+                               add(n * g + m, n * g + j, sp.gather_channel(c, m, j), own);
+                           }
+                         }
+                       }
+                     }
+                   },
+                   [](const NvlsPass&) {
+                     // The switch carries it all: no point-to-point connection.
+                   },
+                   [&](const ExplicitPass& x) {
+                     const Schedule& programs = x.programs;
+                     for (int a = 0; a < programs.world_size(); ++a)
+                       for (const Op& op : programs.ranks[a].ops)
+                         if (op.kind == OpKind::Send)
+                           add(a, op.peer, static_cast<int>(op.channel), op.src.count);
+                   }},
+      pass);
 }
 
 // The same for the whole schedule, in global ranks.
@@ -129,72 +142,87 @@ void for_each_connection(const CompactSchedule& s, Add&& add) {
 // the network's back. Ring, tree and explicit passes: none here (explicit lanes declare theirs from the ops).
 template <typename Port>
 void for_each_switch_port(const Pass& pass, Port&& port) {
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) {  // a reduce and/or a multicast on IR channel c
-    if (nv->members() < 2) return;                      // one member copies
-    for (int c = 0; c < nv->channels(); ++c) {
-      if (nv->rounds(c) == 0) continue;
-      std::uint64_t all = 0;  // every member's part: what one reduce reads across the domain
-      for (int m = 0; m < nv->members(); ++m)
-        all += nv->part(m, c).count;
-      for (int m = 0; m < nv->members(); ++m) {
-        const std::uint64_t own = nv->part(m, c).count;
-        port(m, c, (nv->reduce ? all : 0) + (nv->store ? own : 0),
-             (nv->reduce ? own : 0) + (nv->store ? all : 0), false);
-      }
+  // The node's in-switch reduce of each round: local rank m's part of every member's vector. NVLSTree reduces
+  // and multicasts in the node around its tree; SHARP with NVLS inside the node does both and the network's
+  // reduce between; SHARP with direct messages only the network's.
+  const auto node_rounds = [&](std::uint64_t count, std::uint64_t round_elems, int g, int channels,
+                               int members, auto&& member_ports) {
+    for (int c = 0; c < channels; ++c) {
+      const MemberRounds pipe = member_rounds(count, g, channels, c, round_elems);
+      if (pipe.rounds == 0) continue;  // nothing to reduce: no switch ops
+      std::uint64_t node_part =
+          0;  // every local rank's part: what one in-switch reduce reads across the node
+      for (int m = 0; m < g; ++m)
+        node_part += pipe.part(m).count;
+      for (int member = 0; member < members; ++member)
+        member_ports(member, c, node_part, pipe.part(member % g).count);
     }
-    return;
-  }
-  const auto* nt = std::get_if<NvlsTreePass>(&pass);
-  const auto* sp = std::get_if<SharpPass>(&pass);
-  if (!nt && !sp) return;
-  if (sp &&
-      sp->intra == SharpIntra::Chain) {  // the head of each node sends the chain's sum, takes the result
-    for (int c = 0; c < sp->channels(); ++c)
-      for (int n = 0; n < sp->nodes; ++n)
-        port(n * sp->gpus_per_node + sp->chains[c][0], sp->network_channel(c), sp->chain_part(c).count,
-             sp->chain_part(c).count, true);
-    return;
-  }
-  const int g = nt ? nt->gpus_per_node : sp->gpus_per_node;
-  const int channels = nt ? nt->channels() : sp->channels();
-  const int members = nt ? nt->members() : sp->members();
-  for (int c = 0; c < channels; ++c) {
-    const MemberRounds pipe = nt ? member_rounds(nt->count, g, channels, c, nt->round_elems)
-                                 : member_rounds(sp->count, g, channels, c, sp->round_elems);
-    if (pipe.rounds == 0) continue;  // nothing to reduce: no switch ops
-    std::uint64_t node_part = 0;  // every local rank's part: what one in-switch reduce reads across the node
-    for (int m = 0; m < g; ++m)
-      node_part += pipe.part(m).count;
-    for (int member = 0; member < members; ++member) {
-      const std::uint64_t own = pipe.part(member % g).count;
-      if (nt) {
-        port(member, 4 * c, node_part, own, false);
-        port(member, 4 * c + 3, own, node_part, false);
-      } else if (sp->intra == SharpIntra::Nvls) {
-        port(member, 2 * c, node_part + own, own + node_part, false);  // the reduce and the multicast
-        port(member, sp->network_channel(c), own, own, true);
-      } else if (own > 0) {  // Direct: SHARP reduces on rounds that move the member's part only
-        port(member, sp->network_channel(c), own, own, true);
-      }
-    }
-  }
+  };
+  std::visit(PassHandlers{
+                 [&](const NvlsPass& nv) {        // a reduce and/or a multicast on IR channel c
+                   if (nv.members() < 2) return;  // one member copies
+                   for (int c = 0; c < nv.channels(); ++c) {
+                     if (nv.rounds(c) == 0) continue;
+                     std::uint64_t all = 0;  // every member's part: what one reduce reads across the domain
+                     for (int m = 0; m < nv.members(); ++m)
+                       all += nv.part(m, c).count;
+                     for (int m = 0; m < nv.members(); ++m) {
+                       const std::uint64_t own = nv.part(m, c).count;
+                       port(m, c, (nv.reduce ? all : 0) + (nv.store ? own : 0),
+                            (nv.reduce ? own : 0) + (nv.store ? all : 0), false);
+                     }
+                   }
+                 },
+                 [&](const NvlsTreePass& nt) {
+                   node_rounds(nt.count, nt.round_elems, nt.gpus_per_node, nt.channels(), nt.members(),
+                               [&](int member, int c, std::uint64_t node_part, std::uint64_t own) {
+                                 port(member, 4 * c, node_part, own, false);
+                                 port(member, 4 * c + 3, own, node_part, false);
+                               });
+                 },
+                 [&](const SharpPass& sp) {
+                   if (sp.intra ==
+                       SharpIntra::Chain) {  // the head of each node sends the chain's sum, takes the result
+                     for (int c = 0; c < sp.channels(); ++c)
+                       for (int n = 0; n < sp.nodes; ++n)
+                         port(n * sp.gpus_per_node + sp.chains[c][0], sp.network_channel(c),
+                              sp.chain_part(c).count, sp.chain_part(c).count, true);
+                     return;
+                   }
+                   node_rounds(
+                       sp.count, sp.round_elems, sp.gpus_per_node, sp.channels(), sp.members(),
+                       [&](int member, int c, std::uint64_t node_part, std::uint64_t own) {
+                         if (sp.intra == SharpIntra::Nvls) {
+                           port(member, 2 * c, node_part + own, own + node_part, false);  // reduce, multicast
+                           port(member, sp.network_channel(c), own, own, true);
+                         } else if (own > 0) {  // Direct: SHARP reduces on rounds that move the member's part
+                           port(member, sp.network_channel(c), own, own, true);
+                         }
+                       });
+                 },
+                 // Ring, tree and explicit passes: none here (explicit lanes declare theirs from the ops).
+                 [](const RingPass&) {}, [](const TreePass&) {}, [](const ExplicitPass&) {}},
+             pass);
 }
 
 bool has_switch_ops(const Pass& pass) {
-  if (std::holds_alternative<NvlsTreePass>(pass) || std::holds_alternative<SharpPass>(pass)) return true;
-  if (const auto* nv = std::get_if<NvlsPass>(&pass)) return nv->members() > 1;
-  const auto* x = std::get_if<ExplicitPass>(&pass);
-  if (!x) return false;
-  for (const Program& p : x->programs.ranks)
-    for (const Op& op : p.ops)
-      if (is_switch(op.kind)) return true;
-  return false;
+  return std::visit(
+      PassHandlers{[](const NvlsTreePass&) { return true; }, [](const SharpPass&) { return true; },
+                   [](const NvlsPass& nv) { return nv.members() > 1; }, [](const RingPass&) { return false; },
+                   [](const TreePass&) { return false; },
+                   [](const ExplicitPass& x) {
+                     for (const Program& p : x.programs.ranks)
+                       for (const Op& op : p.ops)
+                         if (is_switch(op.kind)) return true;
+                     return false;
+                   }},
+      pass);
 }
 
 // An explicit lane, walked from its members' ready times.
-std::vector<double> walk_lane(const Lane& lane, std::span<const double> ready, const ConnectionCosts* costs,
-                              const CostParams& params) {
-  const Schedule& programs = std::get<ExplicitPass>(*lane.pass).programs;
+std::vector<double> walk_lane(const ExplicitPass& pass, const Lane& lane, std::span<const double> ready,
+                              const ConnectionCosts* costs, const CostParams& params) {
+  const Schedule& programs = pass.programs;
   const WalkFrame frame{lane.ranks, ready};
   const RunResult run =
       costs ? walk_alpha_beta(programs, *costs, params, frame) : walk_steps(programs, frame);
@@ -437,18 +465,17 @@ std::vector<double> time_schedule(const CompactSchedule& s, const ConnectionCost
       if (auto reused = shared ? memo.find(lane, ready) : std::nullopt) {
         end = std::move(*reused);
       } else {
-        if (const auto* ring = std::get_if<RingPass>(lane.pass.get()))
-          end = time_ring_pass(*ring, lane.ranks, ready, pass_model);
-        else if (const auto* tree = std::get_if<TreePass>(lane.pass.get()))
-          end = time_tree_pass(*tree, lane.ranks, ready, pass_model);
-        else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get()))
-          end = walk_nvls_tree_lane(*nt, lane, s.spec, ready, costs, params);
-        else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get()))
-          end = walk_sharp_lane(*sp, lane, s.spec, ready, costs, params);
-        else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get()))
-          end = walk_nvls_lane(*nv, lane, s.spec, ready, costs, params);
-        else
-          end = walk_lane(lane, ready, costs, params);
+        end = std::visit(
+            PassHandlers{
+                [&](const RingPass& ring) { return time_ring_pass(ring, lane.ranks, ready, pass_model); },
+                [&](const TreePass& tree) { return time_tree_pass(tree, lane.ranks, ready, pass_model); },
+                [&](const NvlsTreePass& nt) {
+                  return walk_nvls_tree_lane(nt, lane, s.spec, ready, costs, params);
+                },
+                [&](const SharpPass& sp) { return walk_sharp_lane(sp, lane, s.spec, ready, costs, params); },
+                [&](const NvlsPass& nv) { return walk_nvls_lane(nv, lane, s.spec, ready, costs, params); },
+                [&](const ExplicitPass& x) { return walk_lane(x, lane, ready, costs, params); }},
+            *lane.pass);
         if (shared) memo.remember(lane, ready, end);
       }
       for (std::size_t m = 0; m < end.size(); ++m)
@@ -479,32 +506,38 @@ std::uint64_t tree_shapes(const TreePass& tree) {
 // nodes, as in_network_groups decides for explicit lanes: a SHARP group is local rank m of every node, an
 // in-switch group the members of one node.
 void declare_switch_ports(const Pass& pass, const Lane& lane, ConnectionCosts& costs, std::uint64_t elem) {
-  if (std::holds_alternative<NvlsPass>(pass)) {  // one group, its members: in the network if they span nodes
-    const topo::Topology& t = costs.topology();
-    bool spans = false;
-    for (const int r : lane.ranks)
-      spans = spans || t.node_of_rank(r) != t.node_of_rank(lane.ranks.front());
-    for_each_switch_port(pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool) {
-      costs.add_switch(lane.ranks[m], c, up * elem, down * elem, spans);
-    });
-    return;
-  }
-  const auto* nt = std::get_if<NvlsTreePass>(&pass);
-  const auto* sp = std::get_if<SharpPass>(&pass);
-  if (!nt && !sp) return;
-  const int g = nt ? nt->gpus_per_node : sp->gpus_per_node, nodes = nt ? nt->nodes() : sp->nodes;
   const topo::Topology& t = costs.topology();
-  auto node = [&](int n, int m) { return t.node_of_rank(lane.ranks[n * g + m]); };
-  std::vector<std::uint8_t> sharp_spans(g, 0), node_spans(nodes, 0);
-  for (int n = 0; n < nodes; ++n)
-    for (int m = 0; m < g; ++m) {
-      sharp_spans[m] |= node(n, m) != node(0, m);
-      node_spans[n] |= node(n, m) != node(n, 0);
-    }
-  for_each_switch_port(pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool across) {
-    const bool in_network = across ? sharp_spans[m % g] != 0 : node_spans[m / g] != 0;
-    costs.add_switch(lane.ranks[m], c, up * elem, down * elem, in_network);
-  });
+  // NVLSTree and SHARP: a SHARP group (across) spans nodes where local rank m's ranks are on several, an
+  // in-switch group where node n's members are.
+  const auto node_groups = [&](int g, int nodes) {
+    auto node = [&](int n, int m) { return t.node_of_rank(lane.ranks[n * g + m]); };
+    std::vector<std::uint8_t> sharp_spans(g, 0), node_spans(nodes, 0);
+    for (int n = 0; n < nodes; ++n)
+      for (int m = 0; m < g; ++m) {
+        sharp_spans[m] |= node(n, m) != node(0, m);
+        node_spans[n] |= node(n, m) != node(n, 0);
+      }
+    for_each_switch_port(pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool across) {
+      const bool in_network = across ? sharp_spans[m % g] != 0 : node_spans[m / g] != 0;
+      costs.add_switch(lane.ranks[m], c, up * elem, down * elem, in_network);
+    });
+  };
+  std::visit(PassHandlers{[&](const NvlsPass&) {  // one group, its members: in the network if they span nodes
+                            bool spans = false;
+                            for (const int r : lane.ranks)
+                              spans = spans || t.node_of_rank(r) != t.node_of_rank(lane.ranks.front());
+                            for_each_switch_port(
+                                pass, [&](int m, int c, std::uint64_t up, std::uint64_t down, bool) {
+                                  costs.add_switch(lane.ranks[m], c, up * elem, down * elem, spans);
+                                });
+                          },
+                          [&](const NvlsTreePass& nt) { node_groups(nt.gpus_per_node, nt.nodes()); },
+                          [&](const SharpPass& sp) { node_groups(sp.gpus_per_node, sp.nodes); },
+                          [](const RingPass&) {}, [](const TreePass&) {},
+                          [&](const ExplicitPass& x) {  // from its switch ops
+                            add_switch_ports(x.programs, costs, WalkFrame{lane.ranks, {}});
+                          }},
+             pass);
 }
 
 }  // namespace
@@ -518,32 +551,35 @@ CostWork estimate_cost_work(const CompactSchedule& s) {
   work.routes = pairs.size();
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
-      if (const auto* ring = std::get_if<RingPass>(lane.pass.get())) {
-        const std::uint64_t n = ring->members(),
-                            halves = (ring->reduce_scatter ? 1 : 0) + (ring->allgather ? 1 : 0);
-        // Equal blocks (the count divides by the members, or unequal ones averaged past the cell budget) let
-        // the recurrence skip its steady state (engine/model/ring_timing.cpp), which the presets reach within
-        // a node's period of steps; 32 steps per phase is the bound this estimate assumes.
-        const std::uint64_t full = ring->channels() * n * n * ring->rounds() * halves;
-        const bool skips =
-            ring->count % std::max<std::uint64_t>(n, 1) == 0 || full > CostParams{}.ring_exact_cells;
-        work.ring_cells +=
-            skips ? ring->channels() * n * std::min<std::uint64_t>(n, 32) * ring->rounds() * halves : full;
-      } else if (const auto* tree = std::get_if<TreePass>(lane.pass.get())) {
-        // One cell per (member, chunk, channel), each a few transfers up and down; channels of one shape (the
-        // same child counts breadth first and the same slice: a DGX fabric's trees over shifted local
-        // ranks) are timed once where their costs agree too (engine/model/tree_timing.cpp), as they do on
-        // uniform fabrics, so those count once.
-        work.tree_cells += static_cast<std::uint64_t>(tree->members()) * tree->rounds() * tree_shapes(*tree);
-      } else if (const auto* nt = std::get_if<NvlsTreePass>(lane.pass.get())) {
-        work.walked_ops += nvls_tree_walked_ops(*nt);
-      } else if (const auto* sp = std::get_if<SharpPass>(lane.pass.get())) {
-        work.walked_ops += sharp_walked_ops(*sp);
-      } else if (const auto* nv = std::get_if<NvlsPass>(lane.pass.get())) {
-        work.walked_ops += nvls_walked_ops(*nv);
-      } else {
-        work.walked_ops += pass_op_count(*lane.pass);
-      }
+      std::visit(
+          PassHandlers{[&](const RingPass& ring) {
+                         const std::uint64_t n = ring.members(), halves = (ring.reduce_scatter ? 1 : 0) +
+                                                                          (ring.allgather ? 1 : 0);
+                         // Equal blocks (the count divides by the members, or unequal ones averaged past the
+                         // cell budget) let the recurrence skip its steady state
+                         // (engine/model/ring_timing.cpp), which the presets reach within a node's period of
+                         // steps; 32 steps per phase is the bound this estimate assumes.
+                         const std::uint64_t full = ring.channels() * n * n * ring.rounds() * halves;
+                         const bool skips = ring.count % std::max<std::uint64_t>(n, 1) == 0 ||
+                                            full > CostParams{}.ring_exact_cells;
+                         work.ring_cells += skips ? ring.channels() * n * std::min<std::uint64_t>(n, 32) *
+                                                        ring.rounds() * halves
+                                                  : full;
+                       },
+                       [&](const TreePass& tree) {
+                         // One cell per (member, chunk, channel), each a few transfers up and down; channels
+                         // of one shape (the same child counts breadth first and the same slice: a DGX
+                         // fabric's trees over shifted local ranks) are timed once where their costs agree
+                         // too (engine/model/tree_timing.cpp), as they do on uniform fabrics, so those count
+                         // once.
+                         work.tree_cells +=
+                             static_cast<std::uint64_t>(tree.members()) * tree.rounds() * tree_shapes(tree);
+                       },
+                       [&](const NvlsTreePass& nt) { work.walked_ops += nvls_tree_walked_ops(nt); },
+                       [&](const SharpPass& sp) { work.walked_ops += sharp_walked_ops(sp); },
+                       [&](const NvlsPass& nv) { work.walked_ops += nvls_walked_ops(nv); },
+                       [&](const ExplicitPass& x) { work.walked_ops += x.programs.num_ops(); }},
+          *lane.pass);
     }
   }
   return work;
@@ -557,16 +593,15 @@ std::vector<std::uint64_t> compact_bytes_sent(const CompactSchedule& s) {
   for (const Phase& phase : s.phases()) {
     for (const Lane& lane : phase.lanes) {
       if (!has_switch_ops(*lane.pass)) continue;
-      if (!std::holds_alternative<ExplicitPass>(*lane.pass)) {
-        for_each_switch_port(*lane.pass, [&](int m, int, std::uint64_t up, std::uint64_t, bool) {
-          bytes[lane.ranks[m]] += up * elem;
-        });
+      if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get())) {  // from its switch ops
+        const std::vector<std::uint64_t> lane_bytes = switch_bytes_sent_per_rank(x->programs);
+        for (std::size_t m = 0; m < lane_bytes.size(); ++m)
+          bytes[lane.ranks[m]] += lane_bytes[m];
         continue;
       }
-      const std::vector<std::uint64_t> lane_bytes =
-          switch_bytes_sent_per_rank(std::get<ExplicitPass>(*lane.pass).programs);
-      for (std::size_t m = 0; m < lane_bytes.size(); ++m)
-        bytes[lane.ranks[m]] += lane_bytes[m];
+      for_each_switch_port(*lane.pass, [&](int m, int, std::uint64_t up, std::uint64_t, bool) {
+        bytes[lane.ranks[m]] += up * elem;
+      });
     }
   }
   return bytes;
@@ -601,10 +636,20 @@ std::vector<FlowGroup> phase_flow_groups(const CompactSchedule& s, int phase) {
   int pipelines = 0;
   for (const Lane& lane : s.phases().at(phase).lanes) {
     const auto& g = lane.ranks;
-    // CollNetChain's up and down lanes are a tree's; of the other SHARP passes only Direct has connections.
-    const auto* sp = std::get_if<SharpPass>(lane.pass.get());
-    const bool tree = std::holds_alternative<TreePass>(*lane.pass) || (sp && sp->intra == SharpIntra::Chain);
-    const bool direct = sp && !tree;
+    // How the lane's connections group: a tree's up and down lanes (CollNetChain's too), the scatter and
+    // gather lanes of the other SHARP passes (only Direct has connections), or all together.
+    enum class Flows { Together, Tree, Alternating };
+    const Flows flows =
+        std::visit(PassHandlers{[](const TreePass&) { return Flows::Tree; },
+                                [](const SharpPass& sp) {
+                                  return sp.intra == SharpIntra::Chain ? Flows::Tree : Flows::Alternating;
+                                },
+                                [](const RingPass&) { return Flows::Together; },
+                                [](const NvlsTreePass&) { return Flows::Together; },
+                                [](const NvlsPass&) { return Flows::Together; },
+                                [](const ExplicitPass&) { return Flows::Together; }},
+                   *lane.pass);
+    const bool tree = flows == Flows::Tree, direct = flows == Flows::Alternating;
     const int first_pipeline = pipelines;
     for_each_pass_connection(*lane.pass, [&](int a, int b, int channel, std::uint64_t) {
       const Group group = tree     ? (channel % 2 == 0 ? TreeUp : TreeDown)
@@ -639,11 +684,7 @@ void declare_connections(const CompactSchedule& s, ConnectionCosts& costs) {
   });
   for (const Phase& phase : s.phases())
     for (const Lane& lane : phase.lanes)
-      if (const auto* x = std::get_if<ExplicitPass>(lane.pass.get())) {
-        add_switch_ports(x->programs, costs, WalkFrame{lane.ranks, {}});
-      } else {
-        declare_switch_ports(*lane.pass, lane, costs, elem);
-      }
+      declare_switch_ports(*lane.pass, lane, costs, elem);
 }
 
 RunResult time_compact(const CompactSchedule& s, const ConnectionCosts& costs, const CostParams& params) {
