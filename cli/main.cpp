@@ -25,8 +25,9 @@ namespace {
   const int exec_errno = errno;
   if (exec_errno == ENOENT) {
     fmt::print(stderr,
-               "cclab: error: `cclab {}` needs {}, which this build does not have (it is built where Open "
-               "MPI is found: scripts/setup.sh installs it, then rebuild)\n",
+               "cclab: error: `cclab {}` needs {}, which is not built: `cmake --build BUILD_DIR --target "
+               "cclab-real` builds it (scripts/test.sh builds everything) where Open MPI is found "
+               "(scripts/install-deps.sh installs it)\n",
                command, path);
   } else {
     fmt::print(stderr, "cclab: error: cannot run {} for `cclab {}`: {}\n", path, command,

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("train", "(not built: needs LibTorch)")->allow_extras()->callback([] {
     throw cclab::ConfigError(
         "`cclab train` is not in this build: LibTorch was not found when cclab was configured "
-        "(scripts/setup.sh installs it; then rebuild)");
+        "(scripts/install-deps.sh installs it; then configure and build again)");
   });
 #endif
   return cclab::cli::run_app(app, argc, argv);

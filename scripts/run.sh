@@ -4,5 +4,5 @@
 # Extra arguments go to `cclab predict`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh build >&2
+scripts/build.sh build cclab >&2
 exec build/cclab predict --out out "$@"
