@@ -1,6 +1,6 @@
 // The memory guard: a command that would materialize more than a budget refuses up front, naming the bytes it
-// would need and the way out, instead of being killed by the kernel halfway (shared/design.md, "The schedule
-// IR"). The budget defaults to a quarter of physical memory; CCLAB_MEMORY_BUDGET (a size: "6GiB") or a
+// would need and the way out, instead of being killed by the kernel halfway (docs/design.md, "The memory
+// budget"). The budget defaults to a quarter of physical memory; CCLAB_MEMORY_BUDGET (a size: "6GiB") or a
 // command's --memory-budget sets it.
 #pragma once
 

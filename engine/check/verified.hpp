@@ -1,5 +1,5 @@
 // Verified-ness as a type. A VerifiedSchedule can only be made by verify_compact, so a backend that takes one
-// never re-verifies. What is checked depends on the pass (shared/design.md, "The schedule IR"):
+// never re-verifies. What is checked depends on the pass (docs/design.md, "Verified-ness is a type"):
 // - ring and tree passes: O(C·P) preconditions: each ring is a permutation of the lane's members, each tree
 //   spans them once from one root, every role range lies inside the buffer the lane places it in, the
 //   places of a lane's input and output do not overlap except in the collective's in-place layout, and the

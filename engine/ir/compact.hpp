@@ -1,6 +1,6 @@
-// The compact form of a schedule: what planners produce and what consumers work on (shared/design.md, "The
-// schedule IR"). The explicit per-rank programs of engine/ir/schedule.hpp stay the semantics; `expand` is the
-// only bridge from this form to them, one rank at a time.
+// The compact form of a schedule: what planners produce and what consumers work on (docs/design.md, "Two
+// forms of one schedule"). The explicit per-rank programs of engine/ir/schedule.hpp stay the semantics;
+// `expand` is the only bridge from this form to them, one rank at a time.
 //
 //   CompactSchedule = phases, run one after the other on every rank
 //   Phase           = lanes, run concurrently; a rank belongs to at most one lane of a phase

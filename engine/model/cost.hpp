@@ -62,8 +62,8 @@ inline CostParams per_channel_rates(CostParams params, int channels) {
 
 // What ranks on CPU cores cost (MPI ranks, `train --validate` and `bench --predict` on them): one core per
 // rank, reductions at the rate measured on the machine (bytes of result per second), copies at twice it (a
-// copy reads one operand where a reduction reads two: the a+b loop and copy loop of shared/design.md, 14 and
-// 21 GB/s here, are close to that ratio).
+// copy reads one operand where a reduction reads two: the a+b loop and copy loop of docs/design.md, "Rules
+// every part keeps", 14 and 21 GB/s here, are close to that ratio).
 inline CostParams cpu_rank_costs(double reduce_Bps) {
   CostParams cost;
   cost.reduce_Bps = reduce_Bps;
