@@ -8,6 +8,8 @@
      (a top-level folder of this repository, then a file name with one of the extensions below) resolves
      relative to the repository root or to the folder of the file that names it. shared/ is outside the
      repository: naming it is an error too.
+  4. A section cited by name — docs/design.md, "Rooms"; README, "Usage" — is a heading of that
+     file (the quoted text is the heading or the start of it, backticks aside).
 
 Usage: tests/docs_test.py [REPO_ROOT]   (default: the parent of this file's folder). Prints file:line for
 every problem and exits 1 if there is one. Python 3 standard library only.
@@ -200,18 +202,71 @@ def check_paths(root, problems):
                     problems.append(f"{rel}:{number}: names {token}, which does not exist")
 
 
+# A document and a quoted section name: `docs/design.md, "Rooms"`, `algorithms.md, "Protocols"`, `README
+# "Usage"`. A quote may go on over the next line of a comment.
+SECTION_CITATION = re.compile(r'(?<![A-Za-z0-9_./\-])((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+\.md|README)\b,?[ \t]+"([^"\n]+)"')
+
+
+COMMENT_LEADER = re.compile(r"^\s*(?://+|#+|\*|--|;+)?\s*")
+
+
+def heading_texts(text):
+    fenced = False
+    out = []
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else HEADING.match(line)
+        if m:
+            out.append(normalized(m.group(2)))
+    return out
+
+
+def normalized(text):
+    return " ".join(text.replace("`", "").replace("*", "").lower().split())
+
+
+def check_section_citations(root, problems):
+    for rel in tracked_files(root):
+        if rel in SKIPPED_FILES or any(rel.startswith(t) for t in SKIPPED_TREES):
+            continue
+        text = read_text(os.path.join(root, rel))
+        if text is None:
+            continue
+        here = os.path.dirname(rel)
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
+            following = lines[number] if number < len(lines) else ""
+            joined = line + " " + COMMENT_LEADER.sub("", following)
+            for m in SECTION_CITATION.finditer(joined):
+                if m.start() >= len(line):
+                    continue  # the next line's own: checked there
+                doc, section = m.group(1), normalized(m.group(2))
+                doc = "README.md" if doc == "README" else doc
+                candidates = [os.path.normpath(os.path.join(here, doc)), os.path.normpath(doc),
+                              os.path.normpath(os.path.join("docs", doc))]
+                target = next((c for c in candidates if os.path.isfile(os.path.join(root, c))), None)
+                if target is None:
+                    continue  # a missing file is check 3's, or another project's document
+                headings = heading_texts(read_text(os.path.join(root, target)) or "")
+                if not any(h.startswith(section) for h in headings):
+                    problems.append(f'{rel}:{number}: cites {target}, "{m.group(2)}": no such heading there')
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
     problems = []
     check_links(root, problems)
     check_readme(root, problems)
     check_paths(root, problems)
+    check_section_citations(root, problems)
     for p in problems:
         print(p)
     if problems:
         print(f"docs_test: {len(problems)} problem(s)")
         return 1
-    print("docs_test: links, README length and cited paths OK")
+    print("docs_test: links, README length, cited paths and sections OK")
     return 0
 
 
