@@ -4,12 +4,12 @@
   1. Every relative link in README.md and docs/*.md resolves to a file or folder of the repository, and an
      #anchor, where a link has one, to a heading of the file it points to (GitHub's slugs).
   2. README.md has at most 200 lines, and keeps the two set-up commands on lines of their own in a sh block.
-  3. No file of the repository (tracked, or new and not ignored) names a repository path that does not exist: every token such as engine/ir/compact.hpp
-     (a top-level folder of this repository, then a file name with one of the extensions below) resolves
-     relative to the repository root or to the folder of the file that names it. shared/ is outside the
-     repository: naming it is an error too.
-  4. A section cited by name — docs/design.md, "Rooms"; README, "Usage" — is a heading of that
-     file (the quoted text is the heading or the start of it, backticks aside).
+  3. No file of the repository (tracked, or new and not ignored) names a repository path that does not
+     exist: every token such as engine/ir/compact.hpp (a top-level folder of this repository, then a file
+     name with one of the extensions below) resolves relative to the repository root or to the folder of
+     the file that names it. shared/ is outside the repository: naming it is an error too.
+  4. A section cited by name — docs/design.md, "Rooms"; README, "Usage" — is a heading of that file (the
+     quoted text is the heading or the start of it, backticks aside).
 
 Usage: tests/docs_test.py [REPO_ROOT]   (default: the parent of this file's folder). Prints file:line for
 every problem and exits 1 if there is one. Python 3 standard library only.
