@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "engine/plan/selection.hpp"
 #include "engine/measure/compare.hpp"
 #include "engine/measure/log_calibration.hpp"
+#include "engine/plan/selection.hpp"
 #include "topology/presets.hpp"
 
 namespace cclab {
@@ -375,8 +375,8 @@ TEST(NcclTestsLog, TheNetworkNcclSaysItUsed) {
   const auto mismatches = machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1"));
   ASSERT_EQ(mismatches.size(), 1u);
   EXPECT_EQ(mismatches[0],
-            "NCCL ran over tcp (its INFO lines: \"Using network Socket\"), but topology 'dgx_h100:2' has "
-            "infiniband network links");
+            "NCCL ran over tcp (its INFO lines: \"Using network Socket\"), but topology 'dgx_h100:2,gpus=1' "
+            "has infiniband network links");
   EXPECT_TRUE(machine_mismatches(tcp, topo::make_preset("dgx_h100:2,gpus=1,net=tcp")).empty());
 }
 
@@ -471,11 +471,12 @@ TEST(NcclTestsLog, HostsAndGpusAgainstTheTopology) {
   std::vector<std::string> m = machine_mismatches(two, one_node);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0],
-            "measured on 2 hosts (1 rank each), but topology 'dgx_b200:1' has its GPUs on 1 node (2 ranks)");
+            "measured on 2 hosts (1 rank each), but topology 'dgx_b200:1,gpus=2' has its GPUs on 1 node (2 "
+            "ranks)");
   EXPECT_TRUE(machine_mismatches(two, topo::make_preset("dgx_b200:2,gpus=1")).empty());
   m = machine_mismatches(two, topo::make_preset("dgx_h100:2,gpus=1"));
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_NE(m[0].find("NVIDIA GB10 (blackwell), but topology 'dgx_h100:2' models hopper GPUs"),
+  EXPECT_NE(m[0].find("NVIDIA GB10 (blackwell), but topology 'dgx_h100:2,gpus=1' models hopper GPUs"),
             std::string::npos)
       << m[0];
 

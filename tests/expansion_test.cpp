@@ -92,7 +92,7 @@ constexpr int kChannelsPerNvSwitchGpu = 8;
 
 std::vector<Point> matrix_points() {
   std::vector<Point> points;
-  // name: the topology as the key names it (its preset string where t.name() drops keys that matter).
+  // name: the topology as the key names it, where that is not t.name() (the preset string as written).
   // key_channels: the channel count the key names, where it is not the one planned with.
   auto add = [&](const Algorithm& a, const topo::Topology& t, std::uint64_t count, DType dtype, int root,
                  const PlanOptions& o, const std::string& name = "", std::optional<int> key_channels = {}) {

@@ -25,8 +25,8 @@ constexpr double kPcieHopLatency_s = 0.4e-6;
 // and 19.5-27.8 us from 256 KiB to 1 MiB (kvcache-ai/Mooncake PR #3484, NCCL 2.30; 18.3-28.0). Until
 // 2026-12-06 a GPU-to-GPU message took 1 us here and 2 us on DGX A100, set from a one-channel ring series on
 // 2 to 8 A100s (nccl-tests#123) that one thread launched for all GPUs (-g N): from four GPUs on its times are
-// 4.2 us per GPU (16.9 to 33.7 us), the host launching each GPU's kernel in turn, not NVSwitch steps (README,
-// "Small messages").
+// 4.2 us per GPU (16.9 to 33.7 us), the host launching each GPU's kernel in turn, not NVSwitch steps
+// (docs/accuracy.md, "Reading the tables").
 constexpr double kNvSwitchHopLatency_s = 0.3e-6;
 
 // PCIe x16 per-direction payload rate: lanes x GT/s x 128/130 encoding / 8 bits.
@@ -466,7 +466,12 @@ Topology nvswitch_preset(std::string_view model, const DgxParams& p) {
   const NvSwitchModel* m = find_nvswitch_model(model);
   CCLAB_ENFORCE(m != nullptr, "no NVSwitch model '{}'", model);
   NvSwitchNode node = m->node;
-  if (p.gpus > 0) node.gpus = p.gpus;
+  if (p.gpus > 0) {
+    // The model's NICs per GPU carry over (a DGX's one per GPU: gpus=4 has 4, gb200_nvl72 with gpus=4 as
+    // well), at least one where the model has any; nics= overrides.
+    node.nics = m->node.nics == 0 ? 0 : std::max(1, m->node.nics * p.gpus / m->node.gpus);
+    node.gpus = p.gpus;
+  }
   if (p.nics >= 0) node.nics = p.nics;
   if (p.nvlink_Bps > 0) node.nvlink_Bps = p.nvlink_Bps;
   if (p.nic_Bps > 0) node.nic_Bps = p.nic_Bps;
@@ -530,7 +535,9 @@ const std::vector<PresetInfo>& presets() {
   return list;
 }
 
-Topology make_preset(std::string_view spec) {
+namespace {
+
+Topology build_preset(std::string_view spec) {
   std::string_view rest = spec;
   auto colon = rest.find(':');
   std::string_view name = rest.substr(0, colon);
@@ -597,6 +604,15 @@ Topology make_preset(std::string_view spec) {
   read_fabric(kv, p.fabric);
   kv.check_all_used();
   return nvswitch_preset(name, p);
+}
+
+}  // namespace
+
+Topology make_preset(std::string_view spec) {
+  Topology t = build_preset(spec);
+  // Named as the user wrote it, keys included: `dgx_h100:2,net=tcp` is not `dgx_h100:2`.
+  t.set_name(std::string(spec));
+  return t;
 }
 
 Topology load_topology(std::string_view spec_or_path) {

@@ -117,6 +117,14 @@ class Topology {
  public:
   Topology() = default;
   explicit Topology(std::string name) : name_(std::move(name)) {}
+  // Copies and moves are defined once, in topology/topology_copy.cpp: inlined wherever a topology is copied
+  // (or moved: Boost's adjacency_list has no move constructor, so a move copies it), Boost.Graph's graph copy
+  // draws GCC 12's -Wmaybe-uninitialized, a false positive on its edge iterator.
+  Topology(const Topology&);
+  Topology& operator=(const Topology&);
+  Topology(Topology&&);
+  Topology& operator=(Topology&&);
+  ~Topology();
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
