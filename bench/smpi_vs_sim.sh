@@ -5,7 +5,7 @@
 # under the same network model (CM02, no cross-traffic, no TCP window; cclab weighs every flow the same where
 # CM02 weighs by route latency, which cannot matter here: one flow per link), reductions free on both sides
 # (SMPI: smpi/simulate-computation:no; cclab: --reduce-bw 1000TB/s), no NCCL protocol (--protocol raw).
-# cclab runs twice: op by op (the reference) and by pattern (--fast, docs/simulation.md).
+# cclab runs twice: op by op (the reference) and by pattern (the default; --exact is op by op, docs/simulation.md).
 #
 # Prints, per rank count: the predicted times and their differences from SMPI's, the wall times and SMPI's
 # over cclab's.
@@ -34,9 +34,9 @@ for nodes in "${node_counts[@]}"; do
   grep -o 'host id="[^"]*"' "$work/p.xml" | cut -d'"' -f2 >"$work/hosts"
 
   t0=$(now)
-  cclab_us=$("$cclab" "${args[@]}" | awk '$1 == "ring" {print $6}')
+  cclab_us=$("$cclab" "${args[@]}" --exact | awk '$1 == "ring" {print $6}')
   t1=$(now)
-  fast_us=$("$cclab" "${args[@]}" --fast | awk '$1 == "ring" {print $6}')
+  fast_us=$("$cclab" "${args[@]}" | awk '$1 == "ring" {print $6}')
   tf=$(now)
   smpi_us=$(smpirun -np "$ranks" -platform "$work/p.xml" -hostfile "$work/hosts" \
     --cfg=smpi/allreduce:lr --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \

@@ -16,9 +16,9 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/ir/trace.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/measure/nccl_tests_log.hpp"
 #include "sim/simulator.hpp"
 #include "topology/presets.hpp"
 
@@ -34,8 +34,9 @@ struct SimArgs {
   std::string dump_platform;
   bool platform_all_pairs = false;
   std::string timeline;
-  bool by_pattern = false;
-  std::string json;  // -J: nccl-tests' JSON schema
+  bool exact = false;  // op by op instead of by pattern (predict's and regress's flag too)
+  bool fast = false;   // the old name of the default, accepted for scripts that pass it
+  std::string json;    // -J: nccl-tests' JSON schema
   std::string csv;
   int jobs = 0;  // SimGrid processes at once; 0: one per core
 };
@@ -57,7 +58,9 @@ void run_sim(const SimArgs& args) {
   sim::SimParams params;
   params.compute = args.collective.cost_params();
   params.platform_all_pairs = args.platform_all_pairs;
-  params.by_pattern = args.by_pattern;
+  params.by_pattern = !args.exact;
+  if (args.exact && args.fast)
+    throw ConfigError("--exact and --fast: choose one (by pattern is the default)");
 
   const CollectiveSpec probe = args.collective.spec(topology, "0");
   std::vector<std::string> names;
@@ -191,8 +194,8 @@ void run_sim(const SimArgs& args) {
   if (params.by_pattern) {
     const int op_by_op_points = points - pattern_points;
     fmt::print(
-        "# --fast: {} of {} points simulated by pattern, {} op by op{}\n", pattern_points, points,
-        op_by_op_points,
+        "# by pattern: {} of {} points, {} op by op{} (--exact: every point op by op)\n", pattern_points,
+        points, op_by_op_points,
         op_by_op_points > 0
             ? " (explicit passes, tree lanes contending on a link, tree or CollNet flows beside a "
               "neighbour's streams, SHARP or NVLS ports other flows cross, --timeline or --dump-platform)"
@@ -248,11 +251,13 @@ void add_sim_command(CLI::App& app) {
       "--timeline", args->timeline,
       "write a Chrome trace (Perfetto) of the last point to FILE (every point then simulated op by op)");
   cmd->add_flag(
-      "--fast", args->by_pattern,
-      "solve each phase's flow pattern once in SimGrid and advance the α-β recurrence with its rates, "
-      "instead of simulating op by op (ring, tree, SHARP and NVLS passes; explicit passes, trees whose "
-      "up and down flows contend on a link, tree and CollNet flows beside a neighbour's streams and SHARP "
-      "or NVLS ports other flows cross run op by op)");
+      "--exact", args->exact,
+      "simulate every op in SimGrid (the reference) instead of by pattern, the default: each phase's "
+      "flow pattern solved once in SimGrid, the α-β recurrence advanced with its rates (ring, tree, "
+      "SHARP and NVLS passes; explicit passes, trees whose up and down flows contend on a link, tree "
+      "and CollNet flows beside a neighbour's streams and SHARP or NVLS ports other flows cross run "
+      "op by op anyway; docs/simulation.md compares the two)");
+  cmd->add_flag("--fast", args->fast, "by pattern: the default (accepted for scripts that pass it)");
   cmd->add_option("-J,--output-json", args->json,
                   "write the results as nccl-tests -J JSON to FILE (one algorithm: --algo NAME or auto)");
   cmd->add_option("--csv", args->csv, "write the results as CSV to FILE");
