@@ -39,8 +39,8 @@ inline constexpr std::uint64_t kNvlsChunkBytes = 128 << 10;
 
 // The round switch_pattern takes for `members` GPUs of one NVLink domain: each member's share is NCCL's
 // NVLS chunk, or the pipeline chunk where that is smaller (chunk_elems 0: one round per channel). NCCL
-// halves its chunk for smaller collectives (to 64, 32, 16 KiB); cclab keeps 128 KiB (README, "How accurate
-// is cclab": with the halving alone, 8-32 MiB on 8 H20 came out 13-15 % faster than measured).
+// halves its chunk for smaller collectives (to 64, 32, 16 KiB); cclab keeps 128 KiB (docs/accuracy.md,
+// "Reading the tables": with the halving alone, 8-32 MiB on 8 H20 came out 13-15 % faster than measured).
 std::uint64_t nvls_round_elems(std::uint64_t chunk_elems, DType dtype, int members);
 
 // The NVLS pass (engine/ir/compact.hpp) of `spec` (its count is the full vector; its world the members),

@@ -7,7 +7,8 @@
 // Fusion comes in two styles. DDP: static buckets, greedy in ready order up to the cap (25 MiB; the first
 // bucket 1 MiB), each sent when its last gradient is ready. Horovod: a background thread wakes every cycle
 // (HOROVOD_CYCLE_TIME, 1 ms) and fuses the gradients that became ready since, up to the threshold
-// (HOROVOD_FUSION_THRESHOLD, 128 MiB; 0 disables fusion) — defaults from shared/reference/exec-anchors.md §4.
+// (HOROVOD_FUSION_THRESHOLD, 128 MiB; 0 disables fusion) — Horovod's
+// defaults (horovod/horovod, docs/tensor-fusion.rst and horovod/common/operations.cc).
 //
 // ZeRO-style sharding (stage 2) replaces each bucket's allreduce with a reduce-scatter; each rank then runs
 // the optimizer on its 1/P shard and the updated parameters are allgathered, bucket by bucket, before the
