@@ -11,6 +11,10 @@ source "$(dirname "$0")/check.sh"
 
 check bench-all 0 "(Out of bounds values : 0 OK.*){6}# Summary.*engine/mpi" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" bench -b 1K -e 256K -f 16 -n 3 -w 1 --algo all | tr '\n' ' '"
+# What does not apply is named once, with why, and gets no table of n/a rows.
+check bench-all-skips 0 "^# --algo all: [0-9]+ do not apply here: .*nvls \(.* rows n/a: 0$" -- bash -c \
+  "out=\$(${run[*]} -np 2 \"$cclab\" bench -b 1K -e 1K -n 1 -w 0 --algo all);
+   echo \"\$(grep '^# --algo all' <<<\"\$out\") rows n/a: \$(grep -c 'n/a: ' <<<\"\$out\")\""
 check bench-half-avg 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
   "${run[*]} -np 3 \"$cclab\" bench -b 7 -e 70K -f 10 -n 2 -w 0 -d half -o avg --algo ring,mpi | tr '\n' ' '"
 check bench-bf16-rs 0 "(Out of bounds values : 0 OK.*){2}" -- bash -c \
@@ -41,6 +45,9 @@ check bench-csv-columns 0 "^size,count,type,redop,time_us,algbw_GBps,busbw_GBps,
 check bench-json-compare 0 "median \|error\|" -- "$cclab" compare "$dir/bench.json" --topology "pcie_server:1,gpus=2"
 check bench-json-two-algos 1 "^cclab: error: -J and --csv write one algorithm's rows" -- "${run[@]}" -np 2 "$cclab" \
   bench --algo ring,mpi -J "$dir/x.json"
+# An argument error comes before any output: the error is the first line, without the table's header.
+check bench-json-all-first 0 "^cclab: error: -J and --csv" -- bash -c \
+  "${run[*]} -np 2 \"$cclab\" bench --algo all -J \"$dir/x.json\" 2>&1 | head -1"
 check calibrate 0 "intra-node: alpha .* beta .*wrote" -- bash -c \
   "${run[*]} -np 2 \"$cclab\" calibrate --out \"$dir/t.yaml\" -e 1M -n 3 | tr '\n' ' '"
 check calibrated-topology 0 "2 GPUs" -- "$cclab" topology show "$dir/t.yaml"

@@ -28,9 +28,9 @@
 #include "common/units.hpp"
 #include "engine/check/verified.hpp"
 #include "engine/exec/executor.hpp"
+#include "engine/measure/nccl_tests_log.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/plan/selection.hpp"
-#include "engine/measure/nccl_tests_log.hpp"
 #include "real/check_data.hpp"
 #include "real/mpi/point_to_point.hpp"
 #include "real/mpi/transport.hpp"
@@ -136,8 +136,15 @@ class Bench {
     options_.channels = args.channels;
     for (const std::string& name : args.algorithms) {
       if (name == "all") {
-        for (const Algorithm* a : algorithms_for(collective_))
-          names_.push_back(a->name);
+        // What applies to this topology; the rest is named once, with why, instead of a row of n/a per size.
+        const CollectiveSpec probe =
+            spec_for(*topology_, collective_, 64ULL * world.size(), dtype_, op_, args.root);
+        for (const Algorithm* a : algorithms_for(collective_)) {
+          if (const Support s = a->supports(probe, *topology_, options_); s.ok)
+            names_.push_back(a->name);
+          else
+            skipped_.push_back(fmt::format("{} ({})", a->name, s.reason));
+        }
         names_.insert(names_.end(), natives_.begin(), natives_.end());
       } else if (is_native(name) || find_algorithm(collective_, name)) {
         names_.push_back(name);
@@ -158,7 +165,12 @@ class Bench {
                         max_bytes = parse_size_bytes(args_.max_bytes);
     if (args_.factor < 2) throw ConfigError("-f must be at least 2");
     if (min_bytes > max_bytes) throw ConfigError("-b is larger than -e");
+    const bool logging = !args_.json.empty() || !args_.csv.empty();
+    if (logging && names_.size() != 1)
+      throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
     header();
+    if (!skipped_.empty())
+      print0("# --algo all: {} do not apply here: {}\n", skipped_.size(), fmt::join(skipped_, "; "));
     const std::size_t elem = dtype_size_bytes(dtype_);
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, elem); b <= max_bytes; b *= args_.factor) {
@@ -167,9 +179,6 @@ class Bench {
     }
     std::map<std::string, std::map<std::uint64_t, Result>> results;
     std::uint64_t wrong_total = 0;
-    const bool logging = !args_.json.empty() || !args_.csv.empty();
-    if (logging && names_.size() != 1)
-      throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
     NcclTestsLog log;
     log.program = nccl_tests_program(collective_, names_.size() == 1 ? names_[0] : "");
     log.collective = collective_;
@@ -468,6 +477,7 @@ class Bench {
   std::optional<double> cpu_reduce_Bps_;  // --predict on CPU ranks: the measured reduction rate
   PlanOptions options_;
   std::vector<std::string> names_;
+  std::vector<std::string> skipped_;  // --algo all: "name (why it does not apply)"
 #if CCLAB_HAVE_GLOO
   std::unique_ptr<GlooCollectives> gloo_;
 #endif
