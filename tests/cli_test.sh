@@ -47,6 +47,10 @@ check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 
 check default-main-job 0 "256 ranks" -- "$cclab" plan
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
+# With a topology: what applies there, on how many channels, and why the rest does not.
+check algorithms-here 0 "allreduce +ring +Ring +yes, [0-9]+ channels by default.*allreduce +nvls +NVLS +no: .*Hopper" -- bash -c "\"$cclab\" algorithms --topology dgx_a100:2 | tr '\n' ' '"
+# docs/algorithm-table.md is what the descriptors say now.
+check algorithms-doc 0 "^$" -- diff <("$cclab" algorithms --markdown) "$src/docs/algorithm-table.md"
 check workload-show 0 "resnet50: 161 tensors, 25557032 parameters" -- "$cclab" workload show resnet50
 check predict-small 0 "16 auto .*wrote" -- bash -c "\"$cclab\" predict --set topology.nodes=[1,2] --out \"$dir/pred\" --timeline \"$dir/step.json\" | tr '\n' ' '"
 if command -v gnuplot >/dev/null; then

@@ -896,11 +896,11 @@ TEST(Selection, NcclNamesSelectAmongNcclsAlgorithms) {
     const Candidate& any = selector.choose(spec, a100, "auto");
     const Candidate& nccl = selector.choose(spec, a100, "nccl");
     ASSERT_TRUE(any.support.ok && nccl.support.ok);
-    EXPECT_FALSE(require_algorithm(Collective::AllReduce, nccl.algorithm).nccl.empty()) << nccl.algorithm;
+    EXPECT_TRUE(require_algorithm(Collective::AllReduce, nccl.algorithm).nccl.has_value()) << nccl.algorithm;
     EXPECT_GE(nccl.time_s, any.time_s);
-    differ += require_algorithm(Collective::AllReduce, any.algorithm).nccl.empty() ? 1 : 0;
+    differ += require_algorithm(Collective::AllReduce, any.algorithm).nccl ? 0 : 1;
     for (const Candidate& row : selector.auto_table(spec, a100, {}, "nccl"))
-      EXPECT_FALSE(require_algorithm(Collective::AllReduce, row.algorithm).nccl.empty()) << row.algorithm;
+      EXPECT_TRUE(require_algorithm(Collective::AllReduce, row.algorithm).nccl.has_value()) << row.algorithm;
   }
   EXPECT_GT(differ, 0);
   const topo::Topology h100 = topo::make_preset("dgx_h100:1");

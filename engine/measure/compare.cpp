@@ -35,8 +35,8 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
     // The value is NCCL's name in any case ("nvls" across nodes is NCCL's NVLS there: nvls_sharp); spelled as
     // the registry spells NCCL's names, it selects what NCCL runs under it.
     std::string forced = log.nccl_algo;
-    for (const Algorithm* a : algorithms_for(*collective))
-      if (!a->nccl.empty() && ascii_lowercase(a->nccl) == ascii_lowercase(forced)) forced = a->nccl;
+    if (const std::optional<NcclAlgo> one = parse_nccl_algo(forced))
+      forced = std::string(nccl_algo_name(*one));
     if (is_selection(*collective, forced)) {
       c.algorithm = forced;
       c.note += fmt::format(", NCCL_ALGO={} from the log", log.nccl_algo);
@@ -52,8 +52,8 @@ LogChoice choice_for_log(const NcclTestsLog& log, std::optional<Collective> coll
     std::vector<std::string_view> missing;
     std::vector<std::string> why;
     if (log.nccl_version_code > 0) {
-      for (const NcclAlgorithmName& a : kNcclAlgorithms)
-        if (a.since_version_code > log.nccl_version_code) missing.push_back(a.name);
+      for (const NcclAlgorithmSince& a : kNcclAlgorithms)
+        if (a.since_version_code > log.nccl_version_code) missing.push_back(nccl_algo_name(a.algo));
       if (!missing.empty()) {
         why.push_back(fmt::format("NCCL {}.{}.{} from the log: without {}", log.nccl_version_code / 10000,
                                   log.nccl_version_code / 100 % 100, log.nccl_version_code % 100,
@@ -139,7 +139,7 @@ std::optional<TunerAgreement> tuner_agreement(const NcclTestsLog& log, const top
     const CollectiveSpec spec = spec_for(topology, collective, bytes / dtype_size_bytes(dtype), dtype);
     const Candidate& pick = selector.choose(spec, topology, "nccl", options);
     if (!pick.support.ok || pick.nccl_estimates.empty()) continue;
-    const std::string& nccl_name = require_algorithm(collective, pick.algorithm).nccl;
+    const std::string_view nccl_name = require_algorithm(collective, pick.algorithm).nccl_name();
     const auto logged = parse_protocol(ascii_lowercase(tuned.protocol));
     ++out.sizes;
     if (ascii_lowercase(nccl_name) == ascii_lowercase(tuned.algorithm) && logged == pick.protocol) {

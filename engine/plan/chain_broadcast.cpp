@@ -24,4 +24,18 @@ Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vect
   return s;
 }
 
+Algorithm chain_broadcast_algorithm() {
+  return Algorithm{
+      .name = "chain",
+      .collective = Collective::Broadcast,
+      .description = "pipelined chain from the root along the ring",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(chain_broadcast(s, rotated(rings_for(t, o), s.root, false), chunk_of(o, s)));
+          },
+      .default_channels = ring_channels,
+      .nccl = NcclAlgo::Ring};  // NCCL's broadcast and reduce pipeline along its ring: a chain from the root
+}
+
 }  // namespace cclab::planners

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 // chains[c] lists all ranks, starting at the root.
 Schedule chain_broadcast(const CollectiveSpec& spec, const std::vector<std::vector<int>>& chains,
                          std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm chain_broadcast_algorithm();
 
 }  // namespace cclab::planners

@@ -43,4 +43,18 @@ Schedule chain_reduce(const CollectiveSpec& spec, const std::vector<std::vector<
   return s;
 }
 
+Algorithm chain_reduce_algorithm() {
+  return Algorithm{
+      .name = "chain",
+      .collective = Collective::Reduce,
+      .description = "pipelined chain along the ring, ending at the root",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(chain_reduce(s, rotated(rings_for(t, o), s.root, true), chunk_of(o, s)));
+          },
+      .default_channels = ring_channels,
+      .nccl = NcclAlgo::Ring};
+}
+
 }  // namespace cclab::planners

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/compact.hpp"
+#include "engine/model/lower_bound.hpp"
 #include "engine/plan/patterns.hpp"
 
 namespace cclab::planners {
@@ -50,6 +51,19 @@ std::uint64_t collnet_ops_estimate(const CollectiveSpec& spec, int gpus_per_node
   node.world_size = std::max(1, gpus_per_node);
   return member_ops_estimate(node, gpus_per_node, channels, round_elems, 5 * (g - 1) + 1) /
          static_cast<std::uint64_t>(std::max(1, channels));
+}
+
+Algorithm collnet_allreduce_algorithm() {
+  return across_nodes_algorithm(
+      AcrossNodes{.name = "collnet",
+                  .description = "NCCL's CollNetDirect: direct reduce-scatter inside nodes, SHARP in-network "
+                                 "allreduce across, gather",
+                  .unsupported = collnet_direct_unsupported,
+                  .channels = kCollNetDefaultChannels,
+                  .planner = collnet_allreduce,
+                  .ops = collnet_ops_estimate,
+                  .bound = collnet_lower_bound_s,
+                  .nccl = NcclAlgo::CollNetDirect});
 }
 
 }  // namespace cclab::planners

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::planners {
@@ -52,5 +53,8 @@ std::optional<std::string> collnet_direct_unsupported(const topo::Topology& t);
 // rank runs 5(g−1) + 1; one node of one channel of each kind is walked where nodes are alike).
 std::uint64_t collnet_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                    std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm collnet_allreduce_algorithm();
 
 }  // namespace cclab::planners

@@ -3,7 +3,10 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "engine/model/lower_bound.hpp"
+#include "engine/plan/collnet_allreduce.hpp"
 #include "engine/plan/patterns.hpp"
+#include "engine/plan/ring_search.hpp"
 
 namespace cclab::planners {
 
@@ -66,6 +69,52 @@ std::uint64_t collnet_chain_ops_estimate(const CollectiveSpec& spec, int gpus_pe
   const auto c = static_cast<std::uint64_t>(std::max(1, channels));
   const std::uint64_t rounds = round_elems == 0 ? 1 : spec.count / c / round_elems + 1;
   return c * rounds * (4 * g - 3);
+}
+
+Algorithm collnet_chain_allreduce_algorithm() {
+  // The chains are node 0's stretches of the rings, on 1.5 × the ring's channels (NCCL adds half again where
+  // NVLink outpaces the network, src/graph/connect.cc, up to its 32).
+  const auto channels_of = [](const CollectiveSpec& s, const topo::Topology& t) {
+    const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+    return collnet_chain_channels(default_ring_channels(t), per_node);
+  };
+  return Algorithm{
+      .name = "collnet_chain",
+      .collective = Collective::AllReduce,
+      .description =
+          "NCCL's CollNetChain: a chain reduces each node's share up to its NIC's GPU, SHARP across, chain "
+          "down",
+      .supports =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            if (auto support = uniform_nodes(s, t, o); !support.ok) return support;
+            if (auto why = collnet_unsupported(t)) return Support::no(*why);
+            return Support::yes();
+          },
+      .compact =
+          [channels_of](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            const auto groups = node_groups(t);
+            const int channels = channels_or(o, channels_of(s, t));
+            const std::uint64_t chunk = collnet_chain_chunk_bytes(
+                s.bytes(), channels, static_cast<int>(groups[0].size()), o.chunk_bytes);
+            CompactSchedule plan =
+                collnet_chain_allreduce(s, groups, collnet_chains(search_rings(t, channels).rings, groups),
+                                        chunk_elems(chunk, s.dtype));
+            plan.params.channels = channels;
+            plan.params.chunk_bytes = chunk;
+            return plan;
+          },
+      .default_channels = channels_of,
+      .unplanned_bound = collnet_lower_bound_s,  // the same bytes through a GPU's links and NIC
+      .unplanned_ops =
+          [channels_of](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            const int per_node = s.world_size / std::max<int>(1, static_cast<int>(t.num_nodes()));
+            const int channels = channels_or(o, channels_of(s, t));
+            return collnet_chain_ops_estimate(
+                s, per_node, channels,
+                chunk_elems(collnet_chain_chunk_bytes(s.bytes(), channels, per_node, o.chunk_bytes),
+                            s.dtype));
+          },
+      .nccl = NcclAlgo::CollNetChain};
 }
 
 }  // namespace cclab::planners

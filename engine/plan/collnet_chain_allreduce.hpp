@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab::planners {
@@ -53,5 +54,8 @@ CompactSchedule collnet_chain_allreduce(const CollectiveSpec& spec,
 // channel (chains differ channel to channel).
 std::uint64_t collnet_chain_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                          std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm collnet_chain_allreduce_algorithm();
 
 }  // namespace cclab::planners

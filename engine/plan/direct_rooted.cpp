@@ -70,4 +70,32 @@ Schedule direct_scatter(const CollectiveSpec& spec, int channels, std::uint64_t 
   return direct_rooted(spec, channels, chunk_elems, false);
 }
 
+Algorithm direct_gather_algorithm() {
+  return Algorithm{
+      .name = "direct",
+      .collective = Collective::Gather,
+      .description = "every rank sends its block to the root at once (grouped send/receive)",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(direct_gather(s, channels_or(o, p2p_channels(s, t)), chunk_of(o, s)));
+          },
+      .default_channels = p2p_channels,
+      .nccl_p2p = true};
+}
+
+Algorithm direct_scatter_algorithm() {
+  return Algorithm{
+      .name = "direct",
+      .collective = Collective::Scatter,
+      .description = "the root sends each rank its block at once (grouped send/receive)",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(direct_scatter(s, channels_or(o, p2p_channels(s, t)), chunk_of(o, s)));
+          },
+      .default_channels = p2p_channels,
+      .nccl_p2p = true};
+}
+
 }  // namespace cclab::planners

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -17,5 +18,9 @@ namespace cclab::planners {
 // `chunk_elems` (0: one).
 Schedule direct_gather(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
 Schedule direct_scatter(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm direct_gather_algorithm();
+Algorithm direct_scatter_algorithm();
 
 }  // namespace cclab::planners

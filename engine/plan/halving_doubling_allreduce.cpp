@@ -1,4 +1,5 @@
 #include "engine/plan/halving_doubling_allreduce.hpp"
+#include "engine/model/lower_bound.hpp"
 
 #include <vector>
 
@@ -62,6 +63,17 @@ Schedule halving_doubling_allreduce(const CollectiveSpec& spec) {
     if (r < 2 * extra) b.send(r - 1, 0, out(all), {last_send, last_recv});
   }
   return s;
+}
+
+Algorithm halving_doubling_allreduce_algorithm() {
+  return Algorithm{.name = "halving_doubling",
+                   .collective = Collective::AllReduce,
+                   .description = "Rabenseifner recursive halving + doubling, any world size",
+                   .supports = any_world,
+                   .compact = [](const CollectiveSpec& s, const topo::Topology&,
+                                 const PlanOptions&) { return explicit_plan(halving_doubling_allreduce(s)); },
+                   .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; },
+                   .unplanned_bound = halving_doubling_lower_bound_s};
 }
 
 }  // namespace cclab::planners

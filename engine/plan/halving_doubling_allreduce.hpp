@@ -10,9 +10,13 @@
 
 #include "engine/ir/halving_doubling_layout.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 Schedule halving_doubling_allreduce(const CollectiveSpec& spec);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm halving_doubling_allreduce_algorithm();
 
 }  // namespace cclab::planners

@@ -63,4 +63,23 @@ CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
   return s;
 }
 
+Algorithm hierarchical_allreduce_algorithm() {
+  return Algorithm{.name = "hierarchical",
+                   .collective = Collective::AllReduce,
+                   .description =
+                       "intra-node reduce-scatter, inter-node allreduce per local rank (ring or tree), "
+                       "intra-node allgather",
+                   .supports = uniform_nodes,
+                   .compact =
+                       [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+                         const auto inter = o.inter == "tree" ? InterAlgorithm::Tree : InterAlgorithm::Ring;
+                         // The ring's channel count by default: each phase is NCCL's reduce-scatter,
+                         // allreduce or allgather (Horovod's hierarchical allreduce calls them), which run on
+                         // every channel NCCL opens.
+                         return hierarchical_allreduce(s, node_groups(t), inter,
+                                                       channels_or(o, ring_channels(s, t)), chunk_of(o, s));
+                       },
+                   .default_channels = ring_channels};
+}
+
 }  // namespace cclab::planners

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -24,5 +25,8 @@ enum class InterAlgorithm { Ring, Tree };
 CompactSchedule hierarchical_allreduce(const CollectiveSpec& spec,
                                        const std::vector<std::vector<int>>& groups, InterAlgorithm inter,
                                        int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm hierarchical_allreduce_algorithm();
 
 }  // namespace cclab::planners

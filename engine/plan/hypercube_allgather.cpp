@@ -130,4 +130,31 @@ Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint
   return s;
 }
 
+Algorithm hypercube_allgather_algorithm() {
+  // Not one of NCCL's allgather algorithms: what nccl-tests' hypercube_perf builds from ncclSend/ncclRecv.
+  return Algorithm{
+      .name = "hypercube",
+      .collective = Collective::AllGather,
+      .description =
+          "recursive doubling: log2 P grouped exchanges with rank r XOR 2^k (nccl-tests' hypercube_perf)",
+      // A partner per bit of the rank, so a power-of-two world (nccl-tests' hypercube_perf skips others).
+      .supports =
+          [](const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) {
+            if (auto s = any_world(spec, t, o); !s.ok) return s;
+            if ((spec.world_size & (spec.world_size - 1)) != 0)
+              return Support::no(
+                  fmt::format("the hypercube needs a power-of-two world ({} ranks here)", spec.world_size));
+            return Support::yes();
+          },
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(hypercube_allgather(s, channels_or(o, ring_channels(s, t)), chunk_of(o, s)));
+          },
+      .default_channels = ring_channels,
+      .unplanned_ops =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return hypercube_allgather_ops(s, channels_or(o, ring_channels(s, t)), chunk_of(o, s));
+          }};
+}
+
 }  // namespace cclab::planners

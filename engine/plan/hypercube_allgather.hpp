@@ -18,6 +18,7 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -27,5 +28,8 @@ Schedule hypercube_allgather(const CollectiveSpec& spec, int channels, std::uint
 // About how many ops that plan has, known without building it (for `auto`, which leaves out plans above
 // kAutoMaxExplicitOps, and for the memory guard): 4.3 M on 2,048 GPUs at 1 GiB, 44 M on 16,384.
 std::uint64_t hypercube_allgather_ops(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm hypercube_allgather_algorithm();
 
 }  // namespace cclab::planners

@@ -54,4 +54,16 @@ CompactSchedule leader_allreduce(const CollectiveSpec& spec, const std::vector<s
   return s;
 }
 
+Algorithm leader_allreduce_algorithm() {
+  return Algorithm{.name = "leader",
+                   .collective = Collective::AllReduce,
+                   .description = "Horovod-style: reduce to a node leader, leaders allreduce, broadcast",
+                   .supports = any_world,
+                   .compact =
+                       [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+                         return leader_allreduce(s, node_groups(t), channels_or(o, 1), chunk_of(o, s));
+                       },
+                   .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; }};
+}
+
 }  // namespace cclab::planners

@@ -12,10 +12,14 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule leader_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& groups,
                                  int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm leader_allreduce_algorithm();
 
 }  // namespace cclab::planners

@@ -11,4 +11,17 @@ CompactSchedule nvls_allgather(const CollectiveSpec& spec, int channels, std::ui
   return switch_pattern(spec, "nvls", roles, channels, round_elems);
 }
 
+Algorithm nvls_allgather_algorithm() {
+  return Algorithm{.name = "nvls",
+                   .collective = Collective::AllGather,
+                   .description = "NVLink SHARP: each GPU's block multicast by the NVSwitch",
+                   .supports = one_nvlink_domain,
+                   .compact =
+                       [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+                         return nvls_allgather(s, channels_or(o, nvls_channels(s, t)), nvls_round_of(o, s));
+                       },
+                   .default_channels = nvls_channels,
+                   .nccl = NcclAlgo::Nvls};
+}
+
 }  // namespace cclab::planners

@@ -6,9 +6,13 @@
 #pragma once
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule nvls_allgather(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm nvls_allgather_algorithm();
 
 }  // namespace cclab::planners

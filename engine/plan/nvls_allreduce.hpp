@@ -9,9 +9,13 @@
 #pragma once
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule nvls_allreduce(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm nvls_allreduce_algorithm();
 
 }  // namespace cclab::planners

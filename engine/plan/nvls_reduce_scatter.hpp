@@ -8,9 +8,13 @@
 #pragma once
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule nvls_reduce_scatter(const CollectiveSpec& spec, int channels, std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm nvls_reduce_scatter_algorithm();
 
 }  // namespace cclab::planners

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -31,5 +32,8 @@ CompactSchedule nvls_sharp_allreduce(const CollectiveSpec& spec, const std::vect
 // each kind is walked, on one node where nodes are alike).
 std::uint64_t nvls_sharp_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                       std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm nvls_sharp_allreduce_algorithm();
 
 }  // namespace cclab::planners

@@ -4,7 +4,9 @@
 
 #include "common/error.hpp"
 #include "engine/ir/compact.hpp"
+#include "engine/model/lower_bound.hpp"
 #include "engine/plan/patterns.hpp"
+#include "engine/plan/switch_pattern.hpp"
 
 namespace cclab::planners {
 
@@ -30,6 +32,24 @@ std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_no
   const std::uint64_t all = member_ops_estimate(spec, gpus_per_node, channels, round_elems, 7);
   const int c = std::max(1, channels);
   return all / static_cast<std::uint64_t>(c) * static_cast<std::uint64_t>(std::min(c, 2));
+}
+
+Algorithm nvls_tree_allreduce_algorithm() {
+  // A double binary tree per local rank, each over its own NIC; NVLS's channel count.
+  return across_nodes_algorithm(
+      AcrossNodes{.name = "nvls_tree",
+                  .description = "NCCL's NVLSTree: NVLS reduce-scatter inside nodes, a tree across nodes per "
+                                 "local rank, NVLS allgather",
+                  .unsupported = [](const topo::Topology& t) -> std::optional<std::string> {
+                    if (t.num_nodes() < 2)
+                      return "one node: nvls runs it (NCCL turns NVLSTree off there too)";
+                    return nvls_unsupported(t);
+                  },
+                  .channels = kNvlsDefaultChannels,
+                  .planner = nvls_tree_allreduce,
+                  .ops = nvls_tree_ops_estimate,
+                  .bound = nvls_tree_lower_bound_s,
+                  .nccl = NcclAlgo::NvlsTree});
 }
 
 }  // namespace cclab::planners

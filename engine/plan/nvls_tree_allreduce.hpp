@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -43,5 +44,8 @@ CompactSchedule nvls_tree_allreduce(const CollectiveSpec& spec, const std::vecto
 // average), and the walk takes one channel of each tree at a time.
 std::uint64_t nvls_tree_ops_estimate(const CollectiveSpec& spec, int gpus_per_node, int channels,
                                      std::uint64_t round_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm nvls_tree_allreduce_algorithm();
 
 }  // namespace cclab::planners

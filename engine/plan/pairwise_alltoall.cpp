@@ -48,4 +48,26 @@ Schedule pairwise_alltoall(const CollectiveSpec& spec, int channels, std::uint64
   return s;
 }
 
+Algorithm pairwise_alltoall_algorithm() {
+  return Algorithm{
+      .name = "pairwise",
+      .collective = Collective::AllToAll,
+      .description =
+          "every pair exchanges its blocks at once, as NCCL's grouped send/receive (channels per peer "
+          "offset)",
+      // P equal blocks.
+      .supports =
+          [](const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) {
+            if (auto s = any_world(spec, t, o); !s.ok) return s;
+            if (auto problem = alltoall_blocks_problem(spec)) return Support::no(*problem);
+            return Support::yes();
+          },
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(pairwise_alltoall(s, channels_or(o, p2p_channels(s, t)), chunk_of(o, s)));
+          },
+      .default_channels = p2p_channels,
+      .nccl_p2p = true};
+}
+
 }  // namespace cclab::planners

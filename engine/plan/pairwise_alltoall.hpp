@@ -13,11 +13,15 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 // `channels` IR channels in all (fewer than P: offsets share them), blocks in chunks of `chunk_elems` (0:
 // whole).
 Schedule pairwise_alltoall(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm pairwise_alltoall_algorithm();
 
 }  // namespace cclab::planners

@@ -36,4 +36,15 @@ Schedule pat_allgather(const CollectiveSpec& spec) {
   return s;
 }
 
+Algorithm pat_allgather_algorithm() {
+  return Algorithm{.name = "pat",
+                   .collective = Collective::AllGather,
+                   .description = "NCCL's PAT: Bruck's log-step allgather (one GPU per node)",
+                   .supports = one_gpu_per_node,
+                   .compact = [](const CollectiveSpec& s, const topo::Topology&,
+                                 const PlanOptions&) { return explicit_plan(pat_allgather(s)); },
+                   .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; },
+                   .nccl = NcclAlgo::Pat};
+}
+
 }  // namespace cclab::planners

@@ -10,9 +10,13 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 Schedule pat_allgather(const CollectiveSpec& spec);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm pat_allgather_algorithm();
 
 }  // namespace cclab::planners

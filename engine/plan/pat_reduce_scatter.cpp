@@ -45,4 +45,16 @@ Schedule pat_reduce_scatter(const CollectiveSpec& spec) {
   return s;
 }
 
+Algorithm pat_reduce_scatter_algorithm() {
+  return Algorithm{
+      .name = "pat",
+      .collective = Collective::ReduceScatter,
+      .description = "NCCL's PAT: Bruck's exchange backwards, partials summed on the way (one GPU per node)",
+      .supports = one_gpu_per_node,
+      .compact = [](const CollectiveSpec& s, const topo::Topology&,
+                    const PlanOptions&) { return explicit_plan(pat_reduce_scatter(s)); },
+      .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; },
+      .nccl = NcclAlgo::Pat};
+}
+
 }  // namespace cclab::planners

@@ -10,9 +10,13 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 Schedule pat_reduce_scatter(const CollectiveSpec& spec);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm pat_reduce_scatter_algorithm();
 
 }  // namespace cclab::planners

@@ -1,61 +1,18 @@
-// The algorithm registry: every planner by collective and name, with a description and a supports() predicate
-// that says why it does not apply ("doesn't apply" is a value, not an exception). Selection (`auto`) and the
-// plan-by-name entry points are in engine/plan/selection.hpp.
+// The algorithm registry: the list of every planner's descriptor (engine/plan/algorithm.hpp), by collective
+// and name. Selection (`auto`, `nccl`) and the plan-by-name entry points are in engine/plan/selection.hpp.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "engine/ir/compact.hpp"
 #include "engine/ir/schedule.hpp"
+#include "engine/model/nccl_tuning.hpp"
+#include "engine/plan/algorithm.hpp"
 #include "topology/topology.hpp"
 
 namespace cclab {
-
-class MessageBounds;  // engine/model/lower_bound.hpp
-
-struct PlanOptions {
-  std::uint64_t chunk_bytes = 1 << 20;  // pipeline chunk; 0 = one chunk per block
-  int channels = 0;                     // 0 = the algorithm's default for the topology
-  std::string inter = "ring";           // hierarchical: inter-node algorithm, ring or tree
-};
-
-struct Support {
-  bool ok = true;
-  std::string reason;  // why not, when !ok
-  static Support yes() { return {}; }
-  static Support no(std::string why) { return {false, std::move(why)}; }
-};
-
-struct Algorithm {
-  std::string name;
-  Collective collective;
-  std::string description;
-  std::function<Support(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> supports;
-  // Plans the compact form: O(C·P) for ring and tree passes, whatever the chunking.
-  std::function<CompactSchedule(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)> compact;
-  // Optional: a lower bound of the α-β time without planning (engine/model/lower_bound.hpp), for algorithms
-  // whose plan is dear to make at scale (explicit passes); the others are bounded from their compact plan.
-  std::function<double(const CollectiveSpec&, const MessageBounds&)> unplanned_bound;
-  // Optional: about how many ops its cost walk expands, known without planning, for algorithms whose cost
-  // walks explicit programs (explicit plans, nvls_tree's channels); `auto` leaves out a plan above
-  // kAutoMaxExplicitOps (engine/plan/selection.hpp).
-  std::function<std::uint64_t(const CollectiveSpec&, const topo::Topology&, const PlanOptions&)>
-      unplanned_ops;
-  // NCCL's name for the algorithm (its NCCL_ALGO value: Ring, Tree, NVLS, NVLSTree, CollNetDirect, PAT),
-  // empty for the ones NCCL does not run (hierarchical, leader, halving-doubling, tree broadcast).
-  std::string nccl;
-  // NCCL runs the collective with grouped ncclSend/ncclRecv (alltoall), which no NCCL_ALGO value selects:
-  // every NCCL selection ("nccl", any NCCL_ALGO list) includes the algorithm.
-  bool nccl_p2p = false;
-  // The explicit form: compact(...) expanded on every rank.
-  Schedule plan(const CollectiveSpec& spec, const topo::Topology& t, const PlanOptions& o) const {
-    return to_explicit(compact(spec, t, o));
-  }
-};
 
 const std::vector<Algorithm>& algorithms();
 std::vector<const Algorithm*> algorithms_for(Collective collective);
@@ -68,13 +25,14 @@ std::string algorithm_names(Collective collective);  // "ring, tree, ..." for er
 // (NCCL_ALGO_* in its headers, checked at the release tags): Tree 2.4.2, CollNet 2.6.4 (CollNetDirect since
 // CollNetChain came, 2.14.3), NVLS 2.17.1, NVLSTree 2.18.1, PAT 2.23.4; Ring always. Versions as NCCL's
 // NCCL_VERSION_CODE: major·10000 + minor·100 + patch.
-struct NcclAlgorithmName {
-  std::string_view name;
+struct NcclAlgorithmSince {
+  NcclAlgo algo;
   int since_version_code;
 };
-inline constexpr NcclAlgorithmName kNcclAlgorithms[] = {
-    {"Tree", 20402},     {"Ring", 0},   {"CollNetDirect", 20604}, {"CollNetChain", 21403}, {"NVLS", 21701},
-    {"NVLSTree", 21801}, {"PAT", 22304}};
+inline constexpr NcclAlgorithmSince kNcclAlgorithms[] = {
+    {NcclAlgo::Tree, 20402},         {NcclAlgo::Ring, 0},     {NcclAlgo::CollNetDirect, 20604},
+    {NcclAlgo::CollNetChain, 21403}, {NcclAlgo::Nvls, 21701}, {NcclAlgo::NvlsTree, 21801},
+    {NcclAlgo::Pat, 22304}};
 
 // Names that select among algorithms rather than name one: "auto" (the cheapest of every algorithm of the
 // collective), "nccl" (NCCL's own algorithms, of which NCCL's tuning model picks one: Selector::choose),

@@ -9,4 +9,16 @@ CompactSchedule ring_allgather(const CollectiveSpec& spec, const std::vector<std
   return one_lane(spec, "ring", ring_allgather_pass(rings, spec.count, chunk_elems));
 }
 
+Algorithm ring_allgather_algorithm() {
+  return Algorithm{
+      .name = "ring",
+      .collective = Collective::AllGather,
+      .description = "ring allgather, chunked, multi-channel",
+      .supports = any_world,
+      .compact = [](const CollectiveSpec& s, const topo::Topology& t,
+                    const PlanOptions& o) { return ring_allgather(s, rings_for(t, o), chunk_of(o, s)); },
+      .default_channels = ring_channels,
+      .nccl = NcclAlgo::Ring};
+}
+
 }  // namespace cclab::planners

@@ -7,10 +7,14 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule ring_allgather(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
                                std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm ring_allgather_algorithm();
 
 }  // namespace cclab::planners

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 // rings[c]: the ring order of channel c (a permutation of 0..P-1).
 CompactSchedule ring_allreduce(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
                                std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm ring_allreduce_algorithm();
 
 }  // namespace cclab::planners

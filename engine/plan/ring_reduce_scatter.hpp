@@ -8,10 +8,14 @@
 #include <vector>
 
 #include "engine/ir/compact.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 CompactSchedule ring_reduce_scatter(const CollectiveSpec& spec, const std::vector<std::vector<int>>& rings,
                                     std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm ring_reduce_scatter_algorithm();
 
 }  // namespace cclab::planners

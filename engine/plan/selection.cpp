@@ -157,10 +157,8 @@ const Candidate* Selector::nccl_choice(const CollectiveSpec& spec, const topo::T
       return nullptr;
     }
     if (!a->supports(spec, topology, options).ok) continue;
-    const std::optional<NcclAlgo> algo = parse_nccl_algo(a->nccl);
-    CCLAB_ENFORCE(algo, "algorithm {} has the NCCL name '{}', which is none of NCCL_ALGO's", a->name,
-                  a->nccl);
-    applying.emplace_back(*algo, a);
+    CCLAB_ENFORCE(a->nccl, "algorithm {} in an NCCL selection has no NCCL algorithm", a->name);
+    applying.emplace_back(*a->nccl, a);
   }
   if (applying.empty()) return nullptr;  // choose() says why none applies
   const planners::NcclSearch search = planners::nccl_search(topology);

@@ -25,4 +25,18 @@ Schedule shift_sendrecv(const CollectiveSpec& spec, int channels, std::uint64_t 
   return s;
 }
 
+Algorithm shift_sendrecv_algorithm() {
+  return Algorithm{
+      .name = "shift",
+      .collective = Collective::SendRecv,
+      .description = "every rank sends its buffer to the next and receives the previous one's",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            return explicit_plan(shift_sendrecv(s, channels_or(o, ring_channels(s, t)), chunk_of(o, s)));
+          },
+      .default_channels = ring_channels,
+      .nccl_p2p = true};
+}
+
 }  // namespace cclab::planners

@@ -8,9 +8,13 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 Schedule shift_sendrecv(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm shift_sendrecv_algorithm();
 
 }  // namespace cclab::planners

@@ -1,10 +1,12 @@
 #include "engine/plan/tree_allreduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "common/error.hpp"
 #include "engine/plan/ring_pattern.hpp"
+#include "engine/plan/ring_search.hpp"
 
 namespace cclab::planners {
 
@@ -96,6 +98,54 @@ CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<Cha
   s.params.channels = channels;
   s.params.lanes_per_channel = 2;  // IR channels 2c (up) and 2c+1 (down) are one channel's two lanes
   return s;
+}
+
+int tree_default_channels(const topo::Topology& t) {
+  // Two trees per NIC: NCCL's tree graph has a channel per NIC (its chain's first GPU on that NIC), each
+  // running both trees, so every NIC takes the parent's side in one channel and the children's in the next.
+  // One pair per two NICs left each NIC on one side only, and a node that is interior in both trees (three
+  // nodes: NCCL's btree is then a chain) put twice the bytes on half the NICs. On one node, never fewer than
+  // fill a GPU's NVLink (a pair of trees per two of those channels); across nodes the NICs set a tree's pace,
+  // and more channels would only cut the pipeline's chunks (two A100 nodes with two NICs, 4 MiB to 1 GiB:
+  // 55 GB/s on 4 channels, 36 on 8).
+  const int fill = t.num_nodes() == 1 ? nvlink_fill_channels(t) : 0;
+  return std::max(2 * nics_per_node(t), fill + fill % 2);
+}
+
+Algorithm tree_allreduce_algorithm() {
+  return Algorithm{
+      .name = "tree",
+      .collective = Collective::AllReduce,
+      .description = "NCCL double binary tree over nodes, chains inside nodes, pipelined",
+      .supports = any_world,
+      .compact =
+          [](const CollectiveSpec& s, const topo::Topology& t, const PlanOptions& o) {
+            // On an NVLink mesh (DGX-1) each node's chains follow cycles of its NVLinks, a cycle per channel
+            // pair in turn: in local-rank order they would cross the CPU between GPUs 3 and 4 and back to 0.
+            const auto groups = node_groups(t);
+            std::vector<std::vector<std::vector<int>>> cycles;  // per node, its chain orders
+            for (const auto& group : groups)
+              cycles.push_back(nvlink_chain_orders(t, group));
+            std::vector<ChainOrder> orders(cycles[0].size());
+            for (std::size_t k = 0; k < orders.size(); ++k) {
+              for (const auto& node : cycles)
+                orders[k].groups.push_back(node[k % node.size()]);
+              orders[k].nics = node_nics(t, orders[k].groups);
+            }
+            const int channels = channels_or(o, tree_default_channels(t));
+            std::size_t per_node = 1;
+            for (const auto& g : groups)
+              per_node = std::max(per_node, g.size());
+            const int depth = static_cast<int>(per_node) - 1 +
+                              static_cast<int>(std::floor(std::log2(static_cast<double>(groups.size()))));
+            const std::uint64_t chunk = tree_chunk_bytes(s.bytes(), channels, depth, o.chunk_bytes);
+            CompactSchedule plan = tree_allreduce(s, orders, channels, chunk_elems(chunk, s.dtype));
+            plan.params.chunk_bytes = chunk;
+            return plan;
+          },
+      .default_channels = [](const CollectiveSpec&,
+                             const topo::Topology& t) { return tree_default_channels(t); },
+      .nccl = NcclAlgo::Tree};
 }
 
 }  // namespace cclab::planners

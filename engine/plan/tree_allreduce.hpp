@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/plan/algorithm.hpp"
 #include "engine/plan/patterns.hpp"
 
 namespace cclab::planners {
@@ -71,5 +72,11 @@ TreePass tree_allreduce_pass(const std::vector<ChainOrder>& orders, int channels
                              std::uint64_t chunk_elems);
 CompactSchedule tree_allreduce(const CollectiveSpec& spec, const std::vector<ChainOrder>& orders,
                                int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+// Two trees per NIC, and on one node never fewer than fill a GPU's NVLink (the rule's reasons in
+// tree_allreduce.cpp).
+int tree_default_channels(const topo::Topology& t);
+Algorithm tree_allreduce_algorithm();
 
 }  // namespace cclab::planners

@@ -37,4 +37,16 @@ void broadcast_down(Program& program, int parent, std::span<const int> children,
       });
 }
 
+Algorithm tree_broadcast_algorithm() {
+  return Algorithm{.name = "tree",
+                   .collective = Collective::Broadcast,
+                   .description = "pipelined binary tree rooted at the root",
+                   .supports = any_world,
+                   .compact =
+                       [](const CollectiveSpec& s, const topo::Topology&, const PlanOptions& o) {
+                         return explicit_plan(tree_broadcast(s, channels_or(o, 1), chunk_of(o, s)));
+                       },
+                   .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; }};
+}
+
 }  // namespace cclab::planners

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
@@ -18,5 +19,8 @@ Schedule tree_broadcast(const CollectiveSpec& spec, int channels, std::uint64_t 
 // lands. The tree and the chain broadcasts (chain_broadcast.hpp) are this on every rank.
 void broadcast_down(Program& program, int parent, std::span<const int> children, int channel, ElemRange slice,
                     int rounds);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm tree_broadcast_algorithm();
 
 }  // namespace cclab::planners

@@ -42,4 +42,16 @@ Schedule tree_reduce(const CollectiveSpec& spec, int channels, std::uint64_t chu
   return s;
 }
 
+Algorithm tree_reduce_algorithm() {
+  return Algorithm{.name = "tree",
+                   .collective = Collective::Reduce,
+                   .description = "pipelined binary tree ending at the root",
+                   .supports = any_world,
+                   .compact =
+                       [](const CollectiveSpec& s, const topo::Topology&, const PlanOptions& o) {
+                         return explicit_plan(tree_reduce(s, channels_or(o, 1), chunk_of(o, s)));
+                       },
+                   .default_channels = [](const CollectiveSpec&, const topo::Topology&) { return 1; }};
+}
+
 }  // namespace cclab::planners

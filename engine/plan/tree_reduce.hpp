@@ -6,9 +6,13 @@
 #pragma once
 
 #include "engine/ir/schedule.hpp"
+#include "engine/plan/algorithm.hpp"
 
 namespace cclab::planners {
 
 Schedule tree_reduce(const CollectiveSpec& spec, int channels, std::uint64_t chunk_elems);
+
+// Its descriptor for the registry (engine/plan/algorithm.hpp).
+Algorithm tree_reduce_algorithm();
 
 }  // namespace cclab::planners
