@@ -54,10 +54,11 @@ void print_cost_table(const CollectiveSpec& spec, const std::vector<Candidate>& 
                  row.pruned ? "cannot win" : "n/a", row.support.reason);
       continue;
     }
-    const double algbw = row.time_s > 0 ? spec.bytes() / row.time_s / 1e9 : 0;
+    const Bandwidths bw = nccl_tests_bandwidths(spec.collective, spec.world_size,
+                                                static_cast<double>(spec.bytes()), row.time_s);
     const std::string others = other_protocols(row.by_protocol, row.protocol);
     fmt::print("{:<18} {:<8} {:>12} {:>12.2f} {:>12.2f}  {}\n", row.algorithm, to_string(row.protocol),
-               format_time(row.time_s), algbw, algbw * busbw_factor(spec.collective, spec.world_size),
+               format_time(row.time_s), bw.algbw_GBps, bw.busbw_GBps,
                others.empty() ? "" : "others: " + others);
   }
 }
@@ -128,10 +129,10 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
              format_size(*max_bytes), format_size(s.spec.bytes()));
   if (modelled) {
     const double total_s = modelled->run.total_s;
-    const double algbw = total_s > 0 ? s.spec.bytes() / total_s / 1e9 : 0;
+    const Bandwidths bw = nccl_tests_bandwidths(s.spec.collective, s.spec.world_size,
+                                                static_cast<double>(s.spec.bytes()), total_s);
     fmt::print("α-β time: {}   algbw {:.2f} GB/s   busbw {:.2f} GB/s   protocol {}{}\n", format_time(total_s),
-               algbw, algbw * busbw_factor(s.spec.collective, s.spec.world_size),
-               to_string(modelled->protocol),
+               bw.algbw_GBps, bw.busbw_GBps, to_string(modelled->protocol),
                !others.empty() ? fmt::format(" (others: {})", others)
                : cost.protocol == Protocol::Auto &&
                        algorithm_family(s.spec.collective, s.algorithm) == AlgorithmFamily::P2p

@@ -172,8 +172,8 @@ void run_sim(const SimArgs& args) {
     }
     const CompactSchedule& schedule = p.schedule->compact();
     const double total_s = p.simulated.total_s;
-    const double algbw = total_s > 0 ? count * elem / total_s / 1e9 : 0;
-    const double busbw = algbw * busbw_factor(p.spec.collective, p.spec.world_size);
+    const auto [algbw, busbw] = nccl_tests_bandwidths(p.spec.collective, p.spec.world_size,
+                                                      static_cast<double>(count * elem), total_s);
     busbw_sum += busbw, ++points;
     log.rows.push_back(NcclTestsRow{count * elem,
                                     count,

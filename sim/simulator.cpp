@@ -31,6 +31,7 @@
 
 #include "common/error.hpp"
 #include "engine/ir/frontier.hpp"
+#include "engine/ir/pipeline.hpp"
 #include "engine/ir/progress.hpp"
 #include "engine/model/compact_cost.hpp"
 #include "engine/model/switch_ports.hpp"
@@ -266,7 +267,6 @@ class Driver {
     bool on_wire = false;       // a message's bytes are going out
     double latency_s = -1;      // its route's (looked up once, at its first message)
   };
-  static constexpr int kNcclSteps = 8;
   static constexpr double kTimingPrecision_s = 1e-9;  // SimGrid's precision/timing default
 
   static std::uint64_t op_key(int rank, OpId op) {

@@ -120,6 +120,12 @@ std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank) {
   return 0;
 }
 
+Bandwidths nccl_tests_bandwidths(Collective c, int world_size, double bytes, double time_s) {
+  if (time_s <= 0) return {};
+  const double algbw_GBps = bytes / time_s / 1e9;
+  return {algbw_GBps, algbw_GBps * busbw_factor(c, world_size)};
+}
+
 double busbw_factor(Collective c, int world_size) {
   const double n = world_size;
   switch (c) {

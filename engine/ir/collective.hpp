@@ -104,6 +104,13 @@ std::uint64_t in_place_offset(const CollectiveSpec& spec, int rank);
 
 // nccl-tests bus bandwidth factor: busbw = algbw * factor.
 double busbw_factor(Collective c, int world_size);
+// nccl-tests' two bandwidths of a collective that moves `bytes` in `time_s` (GB/s with GB = 1e9 bytes; 0 for
+// no time): algbw = bytes / time, busbw = algbw · busbw_factor. Every command that prints them uses this.
+struct Bandwidths {
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+};
+Bandwidths nccl_tests_bandwidths(Collective c, int world_size, double bytes, double time_s);
 
 std::string describe(const CollectiveSpec& spec);
 

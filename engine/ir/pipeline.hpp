@@ -7,7 +7,10 @@
 
 namespace cclab {
 
-inline constexpr int kPostAhead = 8;
+// NCCL's NCCL_STEPS (src/include/device.h): the buffer slots of a connection. The simulator keeps as many
+// messages of a connection in flight (sim/simulator.cpp).
+inline constexpr int kNcclSteps = 8;
+inline constexpr int kPostAhead = kNcclSteps;
 
 // Calls post(k) for every chunk and finish(k) once post(k + kPostAhead) has been called (or at the end).
 template <typename Post, typename Finish>

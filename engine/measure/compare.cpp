@@ -231,7 +231,8 @@ Comparison compare_with_model(const NcclTestsLog& log, const topo::Topology& top
     r.algorithm = chosen.algorithm;
     r.predicted_s = chosen.time_s;
     r.predicted_busbw_GBps =
-        chosen.time_s > 0 ? spec.bytes() / chosen.time_s / 1e9 * busbw_factor(out.collective, world) : 0;
+        nccl_tests_bandwidths(out.collective, world, static_cast<double>(spec.bytes()), chosen.time_s)
+            .busbw_GBps;
     r.error = row.time_us > 0 ? (chosen.time_s * 1e6 - row.time_us) / row.time_us : 0;
     out.rows.push_back(r);
   }

@@ -227,9 +227,12 @@ class Bench {
         const bool has_in_place = has_in_place_form(collective_);
         const Measured out = measure(spec, name, schedule, false),
                        in = has_in_place ? measure(spec, name, schedule, true) : Measured{};
-        const double factor = busbw_factor(collective_, world_.size());
-        auto algbw = [&](double us) { return us > 0 ? spec.bytes() / us / 1e3 : 0.0; };
-        Result r{algbw(out.time_us) * factor, algbw(in.time_us) * factor, std::nullopt};
+        auto bandwidths = [&](double us) {
+          return nccl_tests_bandwidths(collective_, world_.size(), static_cast<double>(spec.bytes()),
+                                       us * 1e-6);
+        };
+        auto algbw = [&](double us) { return bandwidths(us).algbw_GBps; };
+        Result r{bandwidths(out.time_us).busbw_GBps, bandwidths(in.time_us).busbw_GBps, std::nullopt};
         if (verified && predict_topology_ && world_.rank() == 0)
           r.predicted_us = predict_us(verified->compact());
         const std::string in_place_columns =
