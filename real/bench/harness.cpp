@@ -154,6 +154,13 @@ class Bench {
                                       algorithm_names(collective_)));
       }
     }
+    // Argument errors before any set-up or output (Gloo's set-up would fail on the ranks that wait for a peer
+    // that already left with this error).
+    if (args.factor < 2) throw ConfigError("-f must be at least 2");
+    if (parse_size_bytes(args.min_bytes) > parse_size_bytes(args.max_bytes))
+      throw ConfigError("-b is larger than -e");
+    if ((!args.json.empty() || !args.csv.empty()) && names_.size() != 1)
+      throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
 #if CCLAB_HAVE_GLOO
     if (std::find(names_.begin(), names_.end(), "gloo") != names_.end())
       gloo_ = std::make_unique<GlooCollectives>(world, args.timeout_s);
@@ -163,11 +170,6 @@ class Bench {
   int run() {
     const std::uint64_t min_bytes = parse_size_bytes(args_.min_bytes),
                         max_bytes = parse_size_bytes(args_.max_bytes);
-    if (args_.factor < 2) throw ConfigError("-f must be at least 2");
-    if (min_bytes > max_bytes) throw ConfigError("-b is larger than -e");
-    const bool logging = !args_.json.empty() || !args_.csv.empty();
-    if (logging && names_.size() != 1)
-      throw ConfigError("-J and --csv write one algorithm's rows, as nccl-tests does: give --algo NAME");
     header();
     if (!skipped_.empty())
       print0("# --algo all: {} do not apply here: {}\n", skipped_.size(), fmt::join(skipped_, "; "));
