@@ -176,14 +176,18 @@ def check_readme(root, problems):
 
 # --- Paths named anywhere ---------------------------------------------------------------------------------
 
-def check_paths(root, problems):
+def checked_texts(root):
+    """(path, its directory, its text) of every file the path and section checks read."""
     for rel in tracked_files(root):
         if rel in SKIPPED_FILES or any(rel.startswith(t) for t in SKIPPED_TREES):
             continue
         text = read_text(os.path.join(root, rel))
-        if text is None:
-            continue
-        here = os.path.dirname(rel)
+        if text is not None:
+            yield rel, os.path.dirname(rel), text
+
+
+def check_paths(root, problems):
+    for rel, here, text in checked_texts(root):
         for number, line in enumerate(text.splitlines(), 1):
             for m in PATH_TOKEN.finditer(line):
                 token = m.group(1)
@@ -228,13 +232,7 @@ def normalized(text):
 
 
 def check_section_citations(root, problems):
-    for rel in tracked_files(root):
-        if rel in SKIPPED_FILES or any(rel.startswith(t) for t in SKIPPED_TREES):
-            continue
-        text = read_text(os.path.join(root, rel))
-        if text is None:
-            continue
-        here = os.path.dirname(rel)
+    for rel, here, text in checked_texts(root):
         lines = text.splitlines()
         for number, line in enumerate(lines, 1):
             following = lines[number] if number < len(lines) else ""
