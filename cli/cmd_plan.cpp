@@ -93,13 +93,9 @@ void print_figures(const PlanArgs& args, const CompactSchedule& s, const topo::T
     others = other_protocols(costed->by_protocol, costed->protocol);
   }
   // Costing is routing plus the recurrence: on a 16,384-GPU fabric that can be far more than the milliseconds
-  // the plan took, so by default it is skipped past a bound (measured here: about 20 µs per route on a
-  // 45,000-vertex fabric, 4 ns per ring recurrence cell, 0.3 µs per tree cell of (member, chunk, channel) for
-  // the step count and three protocols, 0.2 µs per walked op), with the reason.
+  // the plan took, so by default it is skipped past a bound (CostWork::estimated_s), with the reason.
   const CostWork work = estimate_cost_work(s);
-  const double estimate_s =
-      2e-5 * static_cast<double>(work.routes) + 4e-9 * static_cast<double>(work.ring_cells) +
-      3e-7 * static_cast<double>(work.tree_cells) + 2e-7 * static_cast<double>(work.walked_ops);
+  const double estimate_s = work.estimated_s();
   if (args.cost == "auto" && estimate_s > 20) {
     fmt::print(
         "steps, α-β time: skipped: about {:.0f} s of work ({} routes, {} recurrence cells, {} ops to walk); "

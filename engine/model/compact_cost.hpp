@@ -70,6 +70,13 @@ struct CostWork {
   std::uint64_t ring_cells = 0;
   std::uint64_t tree_cells = 0;
   std::uint64_t walked_ops = 0;
+  // About how long the work takes on one core, from per-item costs measured on the development machine (2
+  // cores): about 20 µs per route on a 45,000-vertex fabric, 4 ns per ring recurrence cell, 0.3 µs per tree
+  // cell of (member, chunk, channel) for the step count and three protocols, 0.2 µs per walked op.
+  double estimated_s() const {
+    return 2e-5 * static_cast<double>(routes) + 4e-9 * static_cast<double>(ring_cells) +
+           3e-7 * static_cast<double>(tree_cells) + 2e-7 * static_cast<double>(walked_ops);
+  }
 };
 CostWork estimate_cost_work(const CompactSchedule& schedule);
 
