@@ -20,7 +20,9 @@ void CollectiveArgs::add_to(CLI::App& cmd) {
   cmd.add_option("-o,--op", op, std::string("reduction: ") + std::string(kReduceOpNames))
       ->capture_default_str();
   cmd.add_option("--root", root, "root rank of broadcast, reduce, gather and scatter")->capture_default_str();
-  cmd.add_option("--chunk", chunk, "pipeline chunk size (0: unchunked)")->capture_default_str();
+  cmd.add_option("--chunk", chunk,
+                 "pipeline chunk size (0: unchunked, one chunk per block; the plan says so)")
+      ->capture_default_str();
   cmd.add_option("--channels", channels, "channels (0: the algorithm's default for the topology)")
       ->capture_default_str();
   cmd.add_option("--inter", inter, "hierarchical: inter-node algorithm, ring or tree")->capture_default_str();

@@ -46,6 +46,7 @@ check verify-compact-bad 1 "passes\[0\]\.rings\[0\]: member 0 appears twice" -- 
 check verify-changed 1 "rank 7 op [0-9]+" -- "$cclab" verify "$dir/changed.json"
 
 check default-main-job 0 "256 ranks" -- "$cclab" plan
+check plan-unchunked 0 "params: chunk=0 \(unchunked: one chunk per block\)" -- "$cclab" plan --topology dgx_a100:1 --algo ring --chunk 0 --size 1MiB
 check algorithms 0 "halving_doubling" -- "$cclab" algorithms
 # With a topology: what applies there, on how many channels, and why the rest does not.
 check algorithms-here 0 "allreduce +ring +Ring +yes, [0-9]+ channels by default.*allreduce +nvls +NVLS +no: .*Hopper" -- bash -c "\"$cclab\" algorithms --topology dgx_a100:2 | tr '\n' ' '"

@@ -313,7 +313,8 @@ std::uint64_t count_explicit_ops(const CompactSchedule& s) {
 
 std::string format_compact_summary(const CompactSchedule& s, int max_items) {
   std::string text = fmt::format("{} {}: {}\n", s.algorithm, to_string(s.spec.collective), describe(s.spec));
-  text += fmt::format("params: chunk={} channels={}", s.params.chunk_bytes, s.num_channels());
+  text += fmt::format("params: chunk={}{} channels={}", s.params.chunk_bytes,
+                      s.params.chunk_bytes == 0 ? " (unchunked: one chunk per block)" : "", s.num_channels());
   if (s.params.lanes_per_channel != 1) text += fmt::format(" lanes={}", s.params.lanes_per_channel);
   if (s.params.inter) text += fmt::format(" inter={}", *s.params.inter);
   if (s.params.kernels != 1) text += fmt::format(" kernels={}", s.params.kernels);
