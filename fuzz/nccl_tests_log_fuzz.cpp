@@ -1,7 +1,7 @@
-// libFuzzer harness: nccl-tests logs (engine/measure/nccl_tests_log.hpp), the text table and the -J JSON. Each
-// input either reads into rows whose sizes, times and bandwidths are numbers nccl-tests could print (finite,
-// not negative), with a host and a GPU per device line and a preset for them or a ConfigError, or is refused
-// with an error that names the file.
+// libFuzzer harness: nccl-tests logs (engine/measure/nccl_tests_log.hpp), the text table and the -J JSON.
+// Each input either reads into rows whose sizes, times and bandwidths are numbers nccl-tests could print
+// (finite, not negative), with a host and a GPU per device line and a preset for them or a ConfigError, or is
+// refused with an error that names the file.
 #include <cmath>
 
 #include "common/error.hpp"
