@@ -202,15 +202,17 @@ using Pass = std::variant<RingPass, TreePass, NvlsTreePass, SharpPass, NvlsPass,
 
 // Every consumer that does something per kind visits the pass with a handler for each kind, never a chain of
 // get_if, so that a kind one of them leaves out fails to compile:
-//   std::visit(PassHandlers{[&](const RingPass& ring) { ... }, ..., [&](const ExplicitPass& x) { ... }},
-//   pass)
-// (no `auto` catch-all). What each kind has, and where:
-//   expansion, op count         engine/ir/passes.cpp (expand_pass, pass_op_count) and
-//   engine/ir/<kind>_pass.cpp IR channels, summary        engine/ir/compact.cpp (ir_channels,
-//   format_compact_summary) JSON                        engine/ir/schedule_json.cpp (pass_json, the readers
-//   beside it) preconditions               engine/check/preconditions.cpp (check_pass) α-β time, ports,
-//   network    engine/model/compact_cost.cpp simulation by pattern       sim/simulator.cpp (which kinds it
-//   simulates by pattern: sim/simulator.hpp)
+//   std::visit(PassHandlers{[&](const RingPass& r) { ... }, ..., [&](const ExplicitPass& x) { ... }}, pass)
+// (no `auto` catch-all), or with a generic lambda that calls an overload per kind (pass_connections in
+// engine/model/compact_cost.cpp), which fails the same way. What each kind has, and where:
+// clang-format off
+//   expansion, op count       engine/ir/passes.cpp (expand_pass, pass_op_count), engine/ir/<kind>_pass.cpp
+//   IR channels, summary      engine/ir/compact.cpp (ir_channels, format_compact_summary)
+//   JSON                      engine/ir/schedule_json.cpp (pass_json, and the reader beside it)
+//   preconditions             engine/check/preconditions.cpp (check_compact, pass_extents)
+//   α-β time, ports, network  engine/model/compact_cost.cpp
+//   simulation by pattern     sim/simulator.cpp (which kinds: simulates_by_pattern, sim/simulator.hpp)
+// clang-format on
 template <class... Handlers>
 struct PassHandlers : Handlers... {
   using Handlers::operator()...;

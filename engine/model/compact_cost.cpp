@@ -17,15 +17,70 @@
 namespace cclab {
 namespace {
 
-// Calls add(from_member, to_member, ir_channel, elements) for every connection one pass's expansion would
-// use, in the pass's member indices, with the elements the expansion sends on it (explicit passes: once per
-// send), without expanding ring and tree passes.
+// pass_connections(pass, add) calls add(from_member, to_member, ir_channel, elements) for every connection
+// one pass's expansion would use, in the pass's member indices, with the elements the expansion sends on it
+// (explicit passes: once per send), without expanding ring and tree passes. One overload per kind.
 template <typename Add>
-void for_each_pass_connection(const Pass& pass, Add&& add) {
-  const auto sharp_chain = [&](const SharpPass& sp) {
-    // Chain: each member sends the channel's part up to the one above it (2c) and the one above sends the
-    // result down (2c + 1), in every node.
-    const int g = sp.gpus_per_node;
+void pass_connections(const RingPass& ring, Add&& add) {
+  const int n = ring.members();
+  if (n < 2) return;
+  for (int c = 0; c < ring.channels(); ++c) {
+    auto slice = [&](int owner) {
+      return partition(partition(ring.count, n, owner), ring.channels(), c).count;
+    };
+    std::uint64_t total = 0;
+    for (int owner = 0; owner < n; ++owner)
+      total += slice(owner);
+    for (int i = 0; i < n; ++i) {
+      const int member = ring.rings[c][i], next = ring.rings[c][(i + 1) % n];
+      // Reduce-scatter sends every block but the member's own; the allgather every block but the next
+      // member's (the one it receives last).
+      add(member, next, c,
+          (ring.reduce_scatter ? total - slice(member) : 0) + (ring.allgather ? total - slice(next) : 0));
+    }
+  }
+}
+
+template <typename Add>
+void pass_connections(const TreePass& tree, Add&& add) {
+  for (int c = 0; c < tree.channels(); ++c) {
+    const Tree& t = tree.trees[c];
+    const std::uint64_t slice = partition(tree.count, tree.channels(), c).count;
+    for (std::size_t m = 0; m < t.parent.size(); ++m) {
+      if (t.parent[m] < 0) continue;
+      add(static_cast<int>(m), t.parent[m], 2 * c, slice);
+      add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
+    }
+  }
+}
+
+// Local rank m of each node sends its part up to its parent node's and receives the sum back.
+template <typename Add>
+void pass_connections(const NvlsTreePass& nt, Add&& add) {
+  const int g = nt.gpus_per_node;
+  for (int c = 0; c < nt.channels(); ++c) {
+    const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), c, nt.round_elems);
+    const Tree& t = nt.trees[c];
+    for (int n = 0; n < nt.nodes(); ++n) {
+      if (t.parent[n] < 0) continue;
+      for (int m = 0; m < g; ++m) {
+        const std::uint64_t part = pipe.part(m).count;
+        if (part == 0) continue;
+        add(n * g + m, t.parent[n] * g + m, 4 * c + 1, part);
+        add(t.parent[n] * g + m, n * g + m, 4 * c + 2, part);
+      }
+    }
+  }
+}
+
+// Chain: each member sends the channel's part up to the one above it (2c) and the one above sends the result
+// down (2c + 1), in every node. Direct: inside each node, member m sends each peer j its share of j's part
+// (scatter) and the result of its own part back (gather), each pair and direction on IR channels of its own.
+// Nvls: none.
+template <typename Add>
+void pass_connections(const SharpPass& sp, Add&& add) {
+  const int g = sp.gpus_per_node;
+  if (sp.intra == SharpIntra::Chain) {
     for (int c = 0; c < sp.channels(); ++c) {
       const std::uint64_t part = sp.chain_part(c).count;
       const std::vector<int>& chain = sp.chains[c];
@@ -36,90 +91,41 @@ void for_each_pass_connection(const Pass& pass, Add&& add) {
         }
       }
     }
-  };
-  std::visit(
-      PassHandlers{[&](const RingPass& ring) {
-                     const int n = ring.members();
-                     if (n < 2) return;
-                     for (int c = 0; c < ring.channels(); ++c) {
-                       auto slice = [&](int owner) {
-                         return partition(partition(ring.count, n, owner), ring.channels(), c).count;
-                       };
-                       std::uint64_t total = 0;
-                       for (int owner = 0; owner < n; ++owner)
-                         total += slice(owner);
-                       for (int i = 0; i < n; ++i) {
-                         const int member = ring.rings[c][i], next = ring.rings[c][(i + 1) % n];
-                         // Reduce-scatter sends every block but the member's own; the allgather every block
-                         // but the next member's (the one it receives last).
-                         add(member, next, c,
-                             (ring.reduce_scatter ? total - slice(member) : 0) +
-                                 (ring.allgather ? total - slice(next) : 0));
-                       }
-                     }
-                   },
-                   [&](const TreePass& tree) {
-                     for (int c = 0; c < tree.channels(); ++c) {
-                       const Tree& t = tree.trees[c];
-                       const std::uint64_t slice = partition(tree.count, tree.channels(), c).count;
-                       for (std::size_t m = 0; m < t.parent.size(); ++m) {
-                         if (t.parent[m] < 0) continue;
-                         add(static_cast<int>(m), t.parent[m], 2 * c, slice);
-                         add(t.parent[m], static_cast<int>(m), 2 * c + 1, slice);
-                       }
-                     }
-                   },
-                   [&](const NvlsTreePass& nt) {
-                     // Local rank m of each node sends its part up to its parent node's and receives the sum
-                     // back.
-                     const int g = nt.gpus_per_node;
-                     for (int c = 0; c < nt.channels(); ++c) {
-                       const MemberRounds pipe = member_rounds(nt.count, g, nt.channels(), c, nt.round_elems);
-                       const Tree& t = nt.trees[c];
-                       for (int n = 0; n < nt.nodes(); ++n) {
-                         if (t.parent[n] < 0) continue;
-                         for (int m = 0; m < g; ++m) {
-                           const std::uint64_t part = pipe.part(m).count;
-                           if (part == 0) continue;
-                           add(n * g + m, t.parent[n] * g + m, 4 * c + 1, part);
-                           add(t.parent[n] * g + m, n * g + m, 4 * c + 2, part);
-                         }
-                       }
-                     }
-                   },
-                   [&](const SharpPass& sp) {
-                     if (sp.intra == SharpIntra::Chain) return sharp_chain(sp);
-                     // Direct: inside each node, member m sends each peer j its share of j's part (scatter)
-                     // and the result of its own part back (gather), each pair and direction on IR channels
-                     // of its own. Nvls: none.
-                     if (sp.intra != SharpIntra::Direct) return;
-                     const int g = sp.gpus_per_node;
-                     for (int c = 0; c < sp.channels(); ++c) {
-                       const MemberRounds pipe = member_rounds(sp.count, g, sp.channels(), c, sp.round_elems);
-                       for (int n = 0; n < sp.nodes; ++n) {
-                         for (int m = 0; m < g; ++m) {
-                           for (int j = 0; j < g; ++j) {
-                             if (j == m) continue;
-                             if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
-                               add(n * g + m, n * g + j, sp.scatter_channel(c, m, j), theirs);
-                             if (const std::uint64_t own = pipe.part(m).count; own > 0)
-                               add(n * g + m, n * g + j, sp.gather_channel(c, m, j), own);
-                           }
-                         }
-                       }
-                     }
-                   },
-                   [](const NvlsPass&) {
-                     // The switch carries it all: no point-to-point connection.
-                   },
-                   [&](const ExplicitPass& x) {
-                     const Schedule& programs = x.programs;
-                     for (int a = 0; a < programs.world_size(); ++a)
-                       for (const Op& op : programs.ranks[a].ops)
-                         if (op.kind == OpKind::Send)
-                           add(a, op.peer, static_cast<int>(op.channel), op.src.count);
-                   }},
-      pass);
+    return;
+  }
+  if (sp.intra != SharpIntra::Direct) return;
+  for (int c = 0; c < sp.channels(); ++c) {
+    const MemberRounds pipe = member_rounds(sp.count, g, sp.channels(), c, sp.round_elems);
+    for (int n = 0; n < sp.nodes; ++n) {
+      for (int m = 0; m < g; ++m) {
+        for (int j = 0; j < g; ++j) {
+          if (j == m) continue;
+          if (const std::uint64_t theirs = pipe.part(j).count; theirs > 0)
+            add(n * g + m, n * g + j, sp.scatter_channel(c, m, j), theirs);
+          if (const std::uint64_t own = pipe.part(m).count; own > 0)
+            add(n * g + m, n * g + j, sp.gather_channel(c, m, j), own);
+        }
+      }
+    }
+  }
+}
+
+// The switch carries it all: no point-to-point connection.
+template <typename Add>
+void pass_connections(const NvlsPass&, Add&&) {}
+
+template <typename Add>
+void pass_connections(const ExplicitPass& x, Add&& add) {
+  const Schedule& programs = x.programs;
+  for (int a = 0; a < programs.world_size(); ++a)
+    for (const Op& op : programs.ranks[a].ops)
+      if (op.kind == OpKind::Send) add(a, op.peer, static_cast<int>(op.channel), op.src.count);
+}
+
+// Every kind's: a kind without an overload above fails to compile here.
+template <typename Add>
+void for_each_pass_connection(const Pass& pass, Add&& add) {
+  std::visit([&](const auto& kind) { pass_connections(kind, add); }, pass);
 }
 
 // The same for the whole schedule, in global ranks.
